@@ -1,0 +1,142 @@
+"""Plain data passed between the layers: extract -> classify -> store -> rank -> present.
+
+Only dataclasses of built-in values live here, so orjson can serialise them directly and
+the CLI, the JSON output and the MCP server all see one shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CONTENT_TYPES: tuple[str, ...] = (
+    "class",
+    "subclass",
+    "race",
+    "background",
+    "feat",
+    "spell",
+    "monster",
+    "item",
+    "condition",
+    "rule",
+)
+
+SUPPORTED_SUFFIXES: tuple[str, ...] = (".pdf", ".md", ".markdown", ".txt")
+
+
+@dataclass(slots=True)
+class Entry:
+    """One TOC entry and the section of text it heads.
+
+    Entries of a source are kept in document order; `parent` is the index of the enclosing
+    entry in that same list (None at the top), which is enough to rebuild the tree and the
+    section path without nesting.
+    """
+
+    title: str
+    level: int  # 1 = top level
+    page: int  # 1-based physical page where the heading is printed (1 for Markdown/text)
+    end_page: int = 0  # last physical page of the section (inclusive)
+    page_label: str | None = None  # printed page label where the PDF defines one
+    content_type: str | None = None
+    parent: int | None = None
+    body: str = ""  # the section's own text (up to the next heading), in reading order
+    origin: str = "heading"  # outline | heading | markdown | text
+    line: int | None = None  # 1-based source line (Markdown / text)
+    fields: dict[str, Any] | None = None  # typed fields parsed from the body (spell level, CR, ...)
+
+
+@dataclass(slots=True)
+class Document:
+    """What an extractor returns for one file, before classification."""
+
+    format: str  # pdf | md | txt
+    title: str | None
+    pages: int
+    entries: list[Entry]
+    page_texts: list[str] = field(default_factory=list)  # per physical page, reading order
+    page_labels: list[str] | None = None  # per physical page, when the PDF defines labels
+    has_outline: bool = False
+    pages_without_text: list[int] = field(default_factory=list)  # 1-based
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class SourceMeta:
+    """What the index records about one file, so staleness can be judged without parsing."""
+
+    source_id: str
+    title: str
+    file: str  # path relative to the library root
+    path: str  # absolute path when indexed
+    format: str
+    size: int
+    mtime: float
+    sha256: str
+    pages: int
+    has_outline: bool
+    pages_without_text: list[int]
+    indexed_at: str  # ISO 8601, UTC
+    gmtool_version: str
+    format_version: int
+    entry_count: int = 0
+    type_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Failure:
+    file: str
+    code: str
+    message: str
+    hint: str = ""
+
+
+@dataclass(slots=True)
+class ScanReport:
+    library: str
+    index_dir: str
+    files_found: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    sections: int = 0
+    embeddings_generated: int = 0
+    duration_ms: int = 0
+    warnings: list[str] = field(default_factory=list)
+    indexed_files: list[str] = field(default_factory=list)
+    log_file: str | None = None
+    storage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search/ask result in the shared JSON shape (CLI --json and MCP alike)."""
+
+    rank: int
+    title: str
+    content_type: str | None
+    source_id: str
+    source_name: str
+    file: str
+    page: int
+    page_label: str | None
+    section_path: list[str]
+    score: float
+    snippet: str
+    entry_index: int = 0
+    also_in: list[str] | None = None
+    duplicate_of: str | None = None
+    similarity_score: float | None = None
+    matched_terms: list[str] | None = None
+    fields: dict[str, Any] | None = None
+    explain: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    mode: str  # keyword | hybrid
+    results: list[Hit]
+    warnings: list[str] = field(default_factory=list)
