@@ -1,0 +1,47 @@
+# gmtool: two commands set everything up.
+#   make demo   build .venv, install gmtool, index the bundled sample library, ask a question
+#   make test   build .venv if missing, install gmtool with its test extras, run lint + the suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+SAMPLE := gmtool/sample
+
+.PHONY: demo test lint bench docs clean sample
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/gmtool scan $(SAMPLE)
+	$(BIN)/gmtool ls -L $(SAMPLE)
+	$(BIN)/gmtool toc -L $(SAMPLE) bestiary --depth 2
+	$(BIN)/gmtool ask -L $(SAMPLE) "a tanky spellcaster class" --limit 5
+	$(BIN)/gmtool search -L $(SAMPLE) "stone gaze" --limit 5
+
+lint: $(STAMP)
+	$(BIN)/ruff check gmtool
+	$(BIN)/mypy gmtool
+
+test: $(STAMP)
+	$(MAKE) --no-print-directory lint
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/search.py
+	$(BIN)/python bench/ask.py
+	$(BIN)/python bench/scan.py
+
+docs: $(STAMP)
+	$(BIN)/python bench/gen_docs.py
+
+sample: $(STAMP)
+	$(BIN)/python tests/pdfgen.py --sample $(SAMPLE)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info $(SAMPLE)/.gmtool .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,303 @@
+"""Entry -> content_type, from structure only: enclosing section titles, children and body lines.
+
+No list of names (from the SRD or anywhere) is consulted: a spell is recognised by its
+"3rd-level evocation" line or by sitting under a "Spell Descriptions" section, a monster by its
+stat block, a class by its "Class Features" subsection, and so on. Entries that merely hold
+others (chapters, "Actions", "Class Features", "<Race> Traits") stay None.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gmtool.types import Document, Entry
+
+_SCHOOLS = r"(abjuration|conjuration|divination|enchantment|evocation|illusion|necromancy|transmutation)"
+_DASH = r"[-‐‑‒–—\s]"
+SPELL_LINE = re.compile(
+    rf"^(?:(\d)\s*(?:st|nd|rd|th){_DASH}*level\s+{_SCHOOLS}(\s*\(ritual\))?"
+    rf"|{_SCHOOLS}\s+cantrip"
+    rf"|level\s+(\d)\s+{_SCHOOLS}(\s*\(ritual\))?)",
+    re.I,
+)
+_SIZES = r"(tiny|small|medium|large|huge|gargantuan)"
+_CREATURE_TYPES = (
+    r"(aberration|beast|celestial|construct|dragon|elemental|fey|fiend|giant|humanoid|monstrosity"
+    r"|ooze|plant|undead|swarm)"
+)
+STAT_TYPE_LINE = re.compile(rf"^{_SIZES}(\s+or\s+{_SIZES})?\s+{_CREATURE_TYPES}\b", re.I)
+_AC = re.compile(r"\barmou?r class\b\s*:?\s*\d", re.I)
+_HP = re.compile(r"\bhit points\b\s*:?\s*\d", re.I)
+_HD = re.compile(r"\bhit dice\b\s*:?\s*\d", re.I)
+_CR = re.compile(r"\b(challenge|cr)\b\s*:?\s*(\d|1/[248])", re.I)
+_OLD_STATS = re.compile(r"\b(no\. of attacks|morale|save as)\s*:", re.I)
+_RANGE = re.compile(r"^range\s*:", re.I)
+_DURATION = re.compile(r"^duration\s*:", re.I)
+_CLASS_TABLE = re.compile(r"\bhit (point die|dice)\b", re.I)
+_CLASS_TABLE2 = re.compile(r"\bsaving throw(s| proficiencies)\b", re.I)
+_RARITY = r"(common|uncommon|rare|very rare|legendary|artifact|rarity\b|varies)"
+ITEM_LINE = re.compile(
+    r"^(wondrous item|weapon|armou?r|potion|ring|rod|staff|wand|scroll|shield|ammunition)\b"
+    rf"[^\n]{{0,80}}?,\s*{_RARITY}\b",
+    re.I,
+)
+FEAT_LINE = re.compile(r"^(origin|general|fighting style|epic boon)\s+feat\b", re.I)
+_PREREQ = re.compile(r"^prerequisites?\s*:", re.I)
+_LEVEL_WORDS = re.compile(r"\b(\d+(st|nd|rd|th)[- ]level|level \d+|at \d+(st|nd|rd|th) level)\b", re.I)
+_CHOICE_FEATURE = re.compile(
+    r"\b(you )?(choose|swear|commit yourself to|delve into) (a|an|one|the)\b|\byour (archetype )?choice grants\b", re.I
+)
+_SUBCLASS_BODY = re.compile(r"\b(archetype|your choice|when you (choose|join|adopt|take)|subclass)\b", re.I)
+
+# Section titles that give context to what they hold (matched against normalised titles).
+SPELL_CTX = re.compile(r"^(spell descriptions|spells( a z)?|[a-z] spells|spell list descriptions)$")
+MONSTER_CTX = re.compile(
+    r"(^|\b)(monsters?|creatures|monster descriptions|creature descriptions|bestiary"
+    r"|nonplayer characters?|npcs?|nonplayer character descriptions|monsters a z)$"
+)
+ITEM_CTX = re.compile(r"(^|\b)(magic items?|magic item descriptions|magic items a z|artifacts|wondrous items|treasure)$")
+CONDITION_CTX = re.compile(r"(^|\b)conditions$")
+RACE_CTX = re.compile(r"(^|\b)(races|species|character species|species descriptions|racial traits|character races)$")
+CLASS_CTX = re.compile(r"(^|\b)(classes|character classes)$")
+FEAT_CTX = re.compile(r"(^|\b)(feats|feat descriptions|(origin|general|fighting style|epic boon) feats)$")
+BACKGROUND_CTX = re.compile(r"(^|\b)(backgrounds|background descriptions|character backgrounds)$")
+SUBCLASS_CTX = re.compile(
+    r"\b(paths?|colleges?|domains?|circles?|archetypes?|traditions?|oaths?|origins?|patrons?"
+    r"|subclass(es)?|bloodlines?|conclaves?)$"
+)
+SUBCLASS_TITLE = re.compile(
+    r"^(path of( the)?|college of|circle of( the)?|oath of|school of|way of( the)?|the) \w|\b(domain|bloodline)$"
+)
+RULE_CTX = re.compile(
+    r"(^|\b)(using ability scores|adventuring|combat|spellcasting|rules glossary|rules definitions"
+    r"|playing the game|beyond 1st level|character advancement|multiclassing|gameplay toolbox|exploration"
+    r"|environment|resting|movement|actions in combat|making an attack|damage and healing)$"
+)
+# Subsections of stat blocks, classes and races: never an entity of their own.
+STRUCTURAL_TITLES = re.compile(
+    r"^(actions|bonus actions|reactions|legendary actions|lair actions|mythic actions|regional effects"
+    r"|traits|special traits|spellcasting|innate spellcasting|class features|hit points|hit dice|proficiencies"
+    r"|equipment|starting equipment|features?|suggested characteristics|variants?|variant .*|.* traits"
+    r"|.* class features|.* features|becoming an? .*|as an? .* character|.* spells|uncategorized"
+    r"|quick build|creating an? .*|ability score increase|age|alignment|size|speed|languages|subraces?"
+    r"|armou?r class|challenge|skills|senses|saving throws)$"
+)
+
+
+def norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def first_lines(body: str, n: int = 6) -> list[str]:
+    """The first n non-empty body lines, without list bullets or leftover emphasis."""
+    out: list[str] = []
+    for line in body.split("\n"):
+        s = line.strip().strip("*_").strip()
+        s = re.sub(r"^[-•·▪*+]\s+", "", s).strip("*_ ")
+        if s:
+            out.append(s)
+            if len(out) >= n:
+                break
+    return out
+
+
+@dataclass(slots=True)
+class _Node:
+    entry: Entry
+    index: int
+    title: str  # normalised
+    children: list[int] = field(default_factory=list)
+    ancestors: list[int] = field(default_factory=list)  # nearest first
+    head: list[str] = field(default_factory=list)
+
+
+def _tree(entries: list[Entry]) -> list[_Node]:
+    nodes = [_Node(e, i, norm(e.title)) for i, e in enumerate(entries)]
+    for node in nodes:
+        p = node.entry.parent
+        if p is not None and 0 <= p < len(nodes) and p != node.index:
+            nodes[p].children.append(node.index)
+            node.ancestors = [p] + nodes[p].ancestors if p < node.index else [p]
+        node.head = first_lines(node.entry.body)
+    return nodes
+
+
+def _under(nodes: list[_Node], node: _Node, pattern: re.Pattern[str], depth: int = 99) -> bool:
+    return any(pattern.search(nodes[a].title) for a in node.ancestors[:depth])
+
+
+def has_spell_line(head: list[str]) -> bool:
+    return any(SPELL_LINE.match(line) for line in head[:3])
+
+
+def has_stat_block(body: str, head: list[str]) -> bool:
+    if any(STAT_TYPE_LINE.match(line) for line in head[:3]):
+        return True
+    top = body[:1500]
+    return bool(_AC.search(top) and (_HP.search(top) or _HD.search(top)) and _CR.search(body[:3000]))
+
+
+def has_old_school_stats(body: str) -> bool:
+    """Basic-Fantasy style: Armor Class, Hit Dice, No. of Attacks / Morale / Save As."""
+    top = body[:1500]
+    return bool(_AC.search(top) and _HD.search(top) and _OLD_STATS.search(top))
+
+
+def has_spell_fields(head: list[str]) -> bool:
+    """Range: and Duration: among the first lines (older games' spell format)."""
+    return any(_RANGE.match(x) for x in head[:4]) and any(_DURATION.match(x) for x in head[:8])
+
+
+def has_item_line(head: list[str]) -> bool:
+    return any(ITEM_LINE.match(line) for line in head[:2])
+
+
+def _is_structural(title: str) -> bool:
+    return bool(STRUCTURAL_TITLES.match(title))
+
+
+def _statblock_children_only(nodes: list[_Node], node: _Node) -> bool:
+    kids = [nodes[c].title for c in node.children]
+    return "actions" in kids and all(_is_structural(k) for k in kids)
+
+
+def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    e, t, head, body = node.entry, node.title, node.head, node.entry.body
+    if not t:
+        return None
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
+
+    # 1. Explicit tags ("Blinded [Condition]") and body first lines.
+    if e.title.rstrip().lower().endswith("[condition]"):
+        return "condition"
+    if has_spell_line(head):
+        return "spell"
+    if has_spell_fields(head) and not _is_structural(t) and not node.children and not e.title.isupper():
+        return "spell"
+    if has_item_line(head) and not _is_structural(t):
+        return "item"
+    if FEAT_LINE.match(head[0] if head else ""):
+        return "feat"
+    shouting = e.title.isupper()  # running headers ("SPELLS", "BASIC FANTASY RPG") are not entities
+    stat = has_stat_block(body, head) or (has_old_school_stats(body) and not shouting)
+    if stat and not _is_structural(t) and not any(types[a] == "monster" for a in node.ancestors[:2]):
+        return "monster"
+
+    # 2. Children that only entities have.
+    kid_titles = [nodes[c].title for c in node.children]
+    if len(t.split()) <= 3 and not _is_structural(t):
+        if any(k == t + " traits" for k in kid_titles):
+            return "race"
+        if any(k in ("class features", t + " class features") for k in kid_titles[:3]):
+            return "class"
+        # SRD 5.2: a "Core <Class> Traits" table right under the class heading
+        if _CLASS_TABLE.search(body[:1500]) and _CLASS_TABLE2.search(body[:1500]) and node.children \
+                and _under(nodes, node, CLASS_CTX, 2):
+            return "class"
+    if parent is not None and types[parent.index] == "monster" and not _is_structural(t) \
+            and not t.startswith("variant") and t.split()[0] == parent.title.split()[0]:
+        return "monster"  # "Swarm of Beetles" below "Swarm of Insects"
+    if _statblock_children_only(nodes, node) and _under(nodes, node, MONSTER_CTX) and not _is_structural(t):
+        return "monster"
+
+    # 3. Enclosing sections.
+    if parent is not None and CONDITION_CTX.search(parent.title) and len(t.split()) <= 2 \
+            and "condition" not in t and not node.children:
+        return "condition"
+    if _under(nodes, node, SPELL_CTX, 3) and re.search(r"casting time", body[:600], re.I):
+        return "spell"
+    if _under(nodes, node, ITEM_CTX, 3) and any(ITEM_LINE.match(x) for x in head[:4]):
+        return "item"
+    if _under(nodes, node, MONSTER_CTX, 3) and _AC.search(body[:2500]) and _HP.search(body[:2500]) \
+            and not _is_structural(t):
+        return "monster"
+    if _under(nodes, node, BACKGROUND_CTX, 3) and not _is_structural(t) \
+            and re.search(r"skill proficiencies\s*:", body, re.I):
+        return "background"
+    if re.search(r"skill proficiencies\s*:", body[:1500], re.I) and re.search(r"\bequipment\s*:", body, re.I) \
+            and re.search(r"\b(feat|languages|tool proficienc\w*)\s*:", body, re.I) and not _is_structural(t):
+        return "background"
+    if _under(nodes, node, FEAT_CTX, 3) and not _is_structural(t) and head \
+            and (_PREREQ.match(head[0]) or re.search(r"you gain the following benefits", body[:800], re.I)):
+        return "feat"
+    # subraces: a section below a race (or its traits) that grants its own ability increase
+    race_anc = next((a for a in node.ancestors[:3] if types[a] == "race"), None)
+    if race_anc is not None and not _is_structural(t) and not t.startswith(nodes[race_anc].title + " ") \
+            and re.search(r"ability score increase", body, re.I):
+        return "race"
+    if race_anc is None and _under(nodes, node, RACE_CTX, 2) and not _is_structural(t) \
+            and re.search(r"creature type\s*:", body[:400], re.I) and re.search(r"\bspeed\s*:", body[:600], re.I):
+        return "race"
+    if _is_subclass(nodes, node, types):
+        return "subclass"
+    return None
+
+
+def _in_class_area(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
+    if any(types[a] == "class" for a in node.ancestors):
+        return True
+    if _under(nodes, node, CLASS_CTX):
+        return True
+    # containers such as "Barbarian Paths" sit beside their class rather than inside it
+    for a in node.ancestors[:2]:
+        prev = a - 1
+        while prev >= 0 and nodes[prev].entry.level > nodes[a].entry.level:
+            prev -= 1
+        if prev >= 0 and types[prev] == "class":
+            return True
+    return False
+
+
+def _is_subclass(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
+    t = node.title
+    if _is_structural(t) or len(t.split()) > 6:
+        return False
+    if re.match(r"^[a-z]+ subclass \w", t):  # SRD 5.2: "Barbarian Subclass: Path of the Berserker"
+        return True
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    if parent is None or not _in_class_area(nodes, node, types):
+        return False
+    text = node.entry.body[:3000] + " " + " ".join(nodes[c].entry.body[:400] for c in node.children[:3])
+    levelled = bool(_LEVEL_WORDS.search(text) or _SUBCLASS_BODY.search(text))
+    if _CHOICE_FEATURE.search(node.entry.body[:400]):
+        return False  # the class feature that makes you pick one ("Divine Domain"), not a subclass
+    if SUBCLASS_CTX.search(parent.title) and types[parent.index] is None and levelled:
+        return True
+    return bool(SUBCLASS_TITLE.search(t)) and levelled and bool(node.children or len(node.entry.body) > 400)
+
+
+def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
+    out, todo = [], list(node.children)
+    while todo:
+        i = todo.pop()
+        out.append(i)
+        todo.extend(nodes[i].children)
+    return out
+
+
+def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
+    if not node.ancestors or len(node.entry.body) < 40 or _is_structural(node.title):
+        return False
+    if any(types[a] not in (None, "rule") for a in node.ancestors):
+        return False
+    if any(types[d] not in (None, "rule") for d in _descendants(nodes, node)):
+        return False  # a container of typed entries ("Conditions") is not itself a rule
+    top = nodes[node.ancestors[-1]]
+    return bool(RULE_CTX.search(top.title) or (len(node.ancestors) > 1 and _under(nodes, node, RULE_CTX, 2)))
+
+
+def classify(doc: Document) -> None:
+    """Set `content_type` on every entry of `doc` (in place)."""
+    nodes = _tree(doc.entries)
+    types: list[str | None] = [None] * len(nodes)
+    # Two passes: the second sees types of later siblings/children (class before its subclass
+    # container is enough in document order, but children-typed parents need the first pass).
+    for _ in range(2):
+        for node in nodes:
+            types[node.index] = _classify_one(nodes, node, types)
+    for node in nodes:
+        if types[node.index] is None and _is_rule(nodes, node, types):
+            types[node.index] = "rule"
+    for node, ct in zip(nodes, types):
+        node.entry.content_type = ct

@@ -1,0 +1,425 @@
+"""The terminal way in: parse, call the Engine, hand the result to a presenter.
+
+Nothing heavy is imported at module level, so `gmtool --help` and `gmtool ls` start fast;
+errors are rendered in exactly one place (`_handle`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import typer
+
+from . import __version__
+from .errors import EXIT_ERROR, EXIT_PARTIAL, GmtoolError
+
+EXIT_CODES = """Exit codes: 0 ok, 1 error, 2 bad usage or bad query, 3 partial failure (some files failed in a scan)."""
+
+ENV_HELP = (
+    "Environment: GMTOOL_LIBRARY (default library), GMTOOL_INDEX_DIR (index location, default LIBRARY/.gmtool), "
+    "GMTOOL_CONFIG_DIR, GMTOOL_CACHE_DIR, GMTOOL_MODEL / GMTOOL_TOKENIZER (another ONNX embedding model), "
+    "GMTOOL_PDF_VIEWER (viewer command template with {path} and {page}), GMTOOL_DEBUG=1 (tracebacks)."
+)
+
+app = typer.Typer(
+    name="gmtool",
+    help=(
+        "Find anything in your tabletop RPG rulebooks (PDF, Markdown, text) by title, by type or by a "
+        "plain-language question, and get the book and the page.\n\n"
+        "Quick start: gmtool scan ~/rpg, then gmtool search fireball, or gmtool ask \"what happens when I fall\".\n\n"
+        f"{EXIT_CODES}\n\n{ENV_HELP}"
+    ),
+    no_args_is_help=True,
+    add_completion=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_state: dict[str, bool] = {"debug": bool(os.environ.get("GMTOOL_DEBUG"))}
+
+LibraryOpt = typer.Option(
+    None, "--library", "-L", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
+)
+JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout (nothing else).")
+TypeOpt = typer.Option(
+    None, "--type", "-t",
+    help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
+    "condition, rule.",
+)
+SourceOpt = typer.Option(None, "--source", "-s", help="Only this source id (repeatable; see `gmtool ls`).")
+WhereOpt = typer.Option(
+    None, "--where", "-w",
+    help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
+)
+
+
+def _err_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _out_console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _warn(messages: list[str]) -> None:
+    if not messages:
+        return
+    con = _err_console()
+    for m in messages:
+        con.print(f"[yellow]warning:[/] {m}", markup=True, highlight=False)
+
+
+def _handle(fn: F) -> F:
+    """The single place where GmtoolError becomes one red line, a hint and an exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GmtoolError as exc:
+            if _state["debug"]:
+                raise
+            from rich.markup import escape
+
+            con = _err_console()
+            con.print(f"[bold red]error {exc.code}:[/] {escape(exc.message)}")
+            if exc.hint:
+                con.print(f"[dim]hint: {escape(exc.hint)}[/]")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            _err_console().print("[yellow]interrupted[/]")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _engine(library: Optional[Path]) -> Any:
+    from .engine import Engine
+
+    return Engine(library)
+
+
+def _print_json(obj: Any) -> None:
+    from .present.jsonout import dumps
+
+    sys.stdout.write(dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gmtool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Show the version."),
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
+) -> None:
+    if debug:
+        _state["debug"] = True
+        os.environ["GMTOOL_DEBUG"] = "1"
+
+
+def _progress_cb(enabled: bool) -> tuple[Any, Callable[[int, int, str], None] | None]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("[dim]{task.fields[detail]}"), console=_err_console(), transient=True)
+    tasks: dict[str, Any] = {}
+
+    def cb(done: int, total: int, message: str) -> None:
+        phase = "embedding" if message.startswith("embedding") else "indexing"
+        if phase not in tasks:
+            tasks[phase] = prog.add_task(phase.capitalize(), total=total or None, detail="")
+        prog.update(tasks[phase], completed=done, total=total or None, detail=message[:40])
+
+    return prog, cb
+
+
+def _report_exit(report: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(report)
+    else:
+        from .present.table import render_scan
+
+        _warn(report.warnings)
+        render_scan(_out_console(), report)
+    if report.failed:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+@app.command()
+@_handle
+def scan(
+    directory: Optional[Path] = typer.Argument(None, help="Folder of rulebooks (default: the current library)."),
+    force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
+    no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Extraction processes (default: CPU count)."),
+    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Discover, extract and index every .pdf/.md/.markdown/.txt below DIR (recursively).
+
+    Unchanged files are skipped; deleted files are dropped; one bad file never stops the scan.
+    Exit code 3 when some files failed.
+    """
+    from .errors import UsageError
+
+    target = directory or library
+    if directory is not None and not directory.is_dir():
+        raise UsageError("INVALID_PATH", f"{directory} is not a directory", "pass the folder holding your rulebooks")
+    eng = _engine(target)
+    prog, cb = _progress_cb(not as_json)
+    if prog:
+        with prog:
+            report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, progress=cb)
+    else:
+        report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device)
+    _report_exit(report, as_json)
+
+
+@app.command("index")
+@_handle
+def index_cmd(
+    files: Optional[list[Path]] = typer.Argument(None, help="Index exactly these files (default: the library)."),
+    include: Optional[list[str]] = typer.Option(None, "--include", help="Glob of files to index (repeatable)."),
+    exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Glob of files to skip (repeatable)."),
+    types: Optional[str] = typer.Option(None, "--types", help="File types to index, e.g. .pdf,.md"),
+    max_files: int = typer.Option(10_000, "--max-files", help="Cap on files in one run."),
+    force: bool = typer.Option(False, "--force", "-f", help="Re-index even unchanged files."),
+    force_clean: bool = typer.Option(False, "--force-clean", help="Wipe the index directory and rebuild it."),
+    verify: bool = typer.Option(False, "--verify", help="Report missing, stale, orphaned and corrupt entries; change nothing."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Extraction processes (default: CPU count)."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
+    no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
+    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Targeted, resumable indexing: chosen files, globs, verification and clean rebuilds.
+
+    `--verify` exits 0 only when the index is healthy (1 otherwise).
+    """
+    eng = _engine(library)
+    if verify:
+        rep = eng.verify()
+        if as_json:
+            _print_json(rep)
+        else:
+            from .present.table import render_verify
+
+            render_verify(_out_console(), rep)
+        raise typer.Exit(0 if rep.healthy else EXIT_ERROR)
+    prog, cb = _progress_cb(not as_json)
+    kw: dict[str, Any] = dict(
+        include=include, exclude=exclude, types=[types] if types else None, max_files=max_files, force=force,
+        workers=workers, wait=not no_wait, embed=not no_embed, device=device, progress=cb,
+    )
+    if prog:
+        with prog:
+            report = eng.index(files=files or None, force_clean=force_clean, **kw)
+    else:
+        report = eng.index(files=files or None, force_clean=force_clean, **kw)
+    _report_exit(report, as_json)
+
+
+@app.command("ls")
+@_handle
+def ls_cmd(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print the resolved library and index paths."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """List the indexed books: id, title, pages, entries per type, outline, indexed time."""
+    eng = _engine(library)
+    sources = eng.sources() if eng.has_index() else []
+    if as_json:
+        from .present.jsonout import source_dict
+
+        data: dict[str, Any] = {"sources": [source_dict(m) for m in sources]}
+        if verbose:
+            data["paths"] = {"library": str(eng.paths.library), "index_dir": str(eng.paths.index_dir),
+                             "library_from": eng.paths.library_from, "config_file": str(eng.paths.config_file)}
+        _print_json(data)
+        return
+    from .present.table import render_sources
+
+    con = _out_console()
+    if verbose:
+        p = eng.paths
+        con.print(f"library:   {p.library}  [dim](from {p.library_from})[/]\nindex dir: {p.index_dir}\n"
+                  f"config:    {p.config_file}\n")
+    render_sources(con, sources, verbose)
+
+
+@app.command()
+@_handle
+def toc(
+    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
+    depth: Optional[int] = typer.Option(None, "--depth", "-d", help="Show at most this many levels."),
+    type_: Optional[list[str]] = TypeOpt,
+    where: Optional[list[str]] = WhereOpt,
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """A book's table of contents as a tree, with pages and content types."""
+    res = _engine(library).toc(source, depth=depth, types=type_, where=where)
+    if as_json:
+        _print_json({"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
+                     "entries": res.entries})
+        return
+    from .present.table import render_toc
+
+    render_toc(_out_console(), res)
+
+
+def _source_paths(eng: Any) -> dict[str, str]:
+    lib = eng.library()
+    return {sid: m.path for sid, m in lib.metas.items()}
+
+
+@app.command()
+@_handle
+def search(
+    query: list[str] = typer.Argument(..., help="Words to look for (a name, a term)."),
+    type_: Optional[list[str]] = TypeOpt,
+    source: Optional[list[str]] = SourceOpt,
+    where: Optional[list[str]] = WhereOpt,
+    limit: int = typer.Option(20, "--limit", "-n", help="How many results."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Fast keyword lookup of named things (spells, monsters, items, rules), typo-tolerant."""
+    eng = _engine(library)
+    res = eng.search(" ".join(query), types=type_, sources=source, limit=limit, where=where)
+    if as_json:
+        _print_json(res)
+        return
+    from .present.table import render_search
+
+    _warn(res.warnings)
+    render_search(_out_console(), res, _source_paths(eng))
+
+
+@app.command()
+@_handle
+def ask(
+    query: list[str] = typer.Argument(..., help="A plain-language question or description."),
+    type_: Optional[list[str]] = TypeOpt,
+    source: Optional[list[str]] = SourceOpt,
+    where: Optional[list[str]] = WhereOpt,
+    limit: int = typer.Option(10, "--limit", "-n", help="How many results."),
+    min_score: float = typer.Option(0.0, "--min-score", help="Drop results whose 0–1 relevance is below this."),
+    explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
+    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the embedding before keyword-only."),
+    ranker: str = typer.Option("hybrid", "--ranker", help="hybrid (default) or bm25 (keyword only)."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Ask in plain language ("a tanky spellcaster class"); hybrid keyword + embedding ranking."""
+    eng = _engine(library)
+    res = eng.ask(" ".join(query), types=type_, sources=source, limit=limit, min_score=min_score, where=where,
+                  device=device, timeout=timeout, ranker=ranker, explain=explain)
+    if as_json:
+        _print_json(res)
+        return
+    from .present.table import render_search
+
+    _warn(res.warnings)
+    render_search(_out_console(), res, _source_paths(eng), explain=explain)
+
+
+@app.command()
+@_handle
+def show(
+    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
+    title: Optional[str] = typer.Argument(None, help="Section title, e.g. \"Fireball\"."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", help="Show this physical page instead."),
+    max_chars: int = typer.Option(8000, "--max-chars", help="Cut the text after this many characters (0: no cut)."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Print a section's text (or a page's), with book, page and neighbouring sections."""
+    res = _engine(library).read(source, title=title, page=page, max_chars=max_chars)
+    if as_json:
+        _print_json(res)
+        return
+    from .present.table import render_read
+
+    render_read(_out_console(), res)
+
+
+@app.command("open")
+@_handle
+def open_cmd(
+    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
+    title: Optional[str] = typer.Argument(None, help="Section title to open at."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", help="Physical page to open at."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the viewer command instead of running it."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Open a book in your PDF viewer at a section or page ($GMTOOL_PDF_VIEWER: "zathura -P {page} {path}")."""
+    from .viewer import open_at
+
+    eng = _engine(library)
+    res = open_at(eng, source, title=title, page=page, dry_run=dry_run)
+    if as_json:
+        _print_json(res)
+    else:
+        typer.echo(res["command_line"] if dry_run else f"opened {res['path']} at page {res['page']}")
+
+
+@app.command()
+@_handle
+def doctor(
+    device: str = typer.Option("auto", "--device", help="Device to test: auto, cpu or cuda."),
+    library: Optional[Path] = LibraryOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Check the embedding runtime, the model, the device and the index health."""
+    data = _engine(library).doctor(device)
+    if as_json:
+        _print_json(data)
+        return
+    from .present.table import render_kv
+
+    con = _out_console()
+    for section, values in data.items():
+        render_kv(con, section, values if isinstance(values, dict) else {"value": values})
+        con.print()
+
+
+@app.command()
+@_handle
+def serve(library: Optional[Path] = LibraryOpt) -> None:
+    """Run the MCP server over stdio for AI assistants (stdout carries only protocol messages)."""
+    from .mcp import run_server
+
+    run_server(library)
+
+
+def main() -> None:
+    app(prog_name="gmtool")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,89 @@
+"""Where the library and its index live, and the few settings that come from the environment.
+
+Resolution order for the library: --library/-L, then $GMTOOL_LIBRARY, then the library the
+last `scan` used (remembered in the user config dir), then the current directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV_LIBRARY = "GMTOOL_LIBRARY"
+ENV_INDEX_DIR = "GMTOOL_INDEX_DIR"
+ENV_CONFIG_DIR = "GMTOOL_CONFIG_DIR"
+ENV_CACHE_DIR = "GMTOOL_CACHE_DIR"
+ENV_MODEL = "GMTOOL_MODEL"
+ENV_TOKENIZER = "GMTOOL_TOKENIZER"
+ENV_VIEWER = "GMTOOL_PDF_VIEWER"
+
+INDEX_DIRNAME = ".gmtool"
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    library: Path
+    index_dir: Path
+    library_from: str  # flag | env | remembered | cwd
+    config_file: Path
+
+
+def config_dir() -> Path:
+    """The user config dir; $GMTOOL_CONFIG_DIR overrides it (tests isolate themselves this way)."""
+    env = os.environ.get(ENV_CONFIG_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "gmtool"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(ENV_CACHE_DIR)
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "gmtool"
+
+
+def _config_file() -> Path:
+    return config_dir() / "config.json"
+
+
+def remembered_library() -> Path | None:
+    try:
+        data = json.loads(_config_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("library") if isinstance(data, dict) else None
+    return Path(value) if isinstance(value, str) and value else None
+
+
+def remember_library(library: Path) -> None:
+    """Best effort: a read-only config dir must never fail a scan."""
+    path = _config_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"library": str(library.resolve())}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def resolve(library: str | Path | None = None) -> Paths:
+    if library:
+        lib, how = Path(library), "flag"
+    elif os.environ.get(ENV_LIBRARY):
+        lib, how = Path(os.environ[ENV_LIBRARY]), "env"
+    elif (remembered := remembered_library()) is not None:
+        lib, how = remembered, "remembered"
+    else:
+        lib, how = Path.cwd(), "cwd"
+    lib = lib.expanduser().resolve()
+    env_index = os.environ.get(ENV_INDEX_DIR)
+    index_dir = Path(env_index).expanduser().resolve() if env_index else lib / INDEX_DIRNAME
+    return Paths(library=lib, index_dir=index_dir, library_from=how, config_file=_config_file())

@@ -1,0 +1,262 @@
+"""The one engine behind the CLI and the MCP server. It returns typed values and never prints."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import config, store
+from .errors import GmtoolError, UsageError
+from .indexer import Progress, run_index
+from .library import Library
+from .search import Filters, check_types, suggest_ids
+from .types import Entry, ScanReport, SearchResult, SourceMeta
+
+
+@dataclass
+class TocResult:
+    source_id: str
+    source_name: str
+    file: str
+    entries: list[dict[str, Any]]
+    total: int
+
+
+@dataclass
+class ReadResult:
+    source_id: str
+    source_name: str
+    file: str
+    title: str | None
+    page: int
+    page_label: str | None
+    end_page: int
+    content_type: str | None
+    text: str
+    truncated: bool
+    previous_title: str | None
+    next_title: str | None
+    section_path: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Problem:
+    code: str
+    file: str
+    message: str
+    hint: str
+
+
+@dataclass
+class VerifyReport:
+    healthy: bool
+    sources: int
+    problems: list[Problem]
+    log_file: str | None = None
+
+
+def _parse_where(where: list[str] | dict[str, Any] | None) -> list[Any]:
+    if not where:
+        return []
+    from .where import parse_where, parse_where_dict
+
+    return parse_where_dict(where) if isinstance(where, dict) else parse_where(list(where))
+
+
+class Engine:
+    def __init__(self, library: str | Path | None = None) -> None:
+        self.paths = config.resolve(library)
+        self._lib: Library | None = None
+        self._embedders: dict[str, Any] = {}
+
+    # --- read side -------------------------------------------------------------------------
+
+    def library(self) -> Library:
+        """The current snapshot; reloaded when another process has rewritten the manifest."""
+        if self._lib is None or not self._lib.is_current():
+            self._lib = Library(self.paths.index_dir)
+        return self._lib
+
+    def has_index(self) -> bool:
+        return store.manifest_path(self.paths.index_dir).exists()
+
+    def sources(self) -> list[SourceMeta]:
+        lib = self.library()
+        return [lib.metas[sid] for sid in sorted(lib.metas)]
+
+    def _source(self, source_id: str) -> str:
+        lib = self.library()
+        if source_id in lib.metas:
+            return source_id
+        from .text import slugify
+
+        key = slugify(source_id)
+        for sid, m in lib.metas.items():
+            if key in (sid, slugify(m.title), slugify(Path(m.file).stem)):
+                return sid
+        ids = sorted(lib.metas)
+        raise UsageError(
+            "SOURCE_NOT_FOUND",
+            f"no source '{source_id}'",
+            f"did you mean: {', '.join(suggest_ids(source_id, ids))}? (`gmtool ls` lists them)",
+            exit_code=1,
+        )
+
+    def toc(
+        self,
+        source_id: str,
+        depth: int | None = None,
+        types: list[str] | None = None,
+        where: list[str] | dict[str, Any] | None = None,
+    ) -> TocResult:
+        sid = self._source(source_id)
+        lib = self.library()
+        rec = lib.records[sid]
+        types = check_types(types)
+        conds = _parse_where(where)
+        entries = rec.entries
+
+        def node(i: int, e: Entry) -> dict[str, Any]:
+            return {
+                "title": e.title,
+                "level": e.level,
+                "page": e.page,
+                "page_label": e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
+                "end_page": e.end_page or e.page,
+                "content_type": e.content_type,
+                "fields": e.fields or None,
+                "index": i,
+                "children": [],
+            }
+
+        out: list[dict[str, Any]] = []
+        if types is not None or conds:
+            from .where import matches
+
+            for i, e in enumerate(entries):
+                if types is not None and e.content_type not in types:
+                    continue
+                if conds and not matches(e.fields, conds):
+                    continue
+                out.append(node(i, e))
+            total = len(out)
+        else:
+            nodes: list[dict[str, Any]] = []
+            depth_of: list[int] = []
+            total = 0
+            for i, e in enumerate(entries):
+                d = 1 if e.parent is None else depth_of[e.parent] + 1
+                depth_of.append(d)
+                n = node(i, e)
+                nodes.append(n)
+                if depth is not None and d > depth:
+                    continue
+                total += 1
+                if e.parent is None:
+                    out.append(n)
+                else:
+                    nodes[e.parent]["children"].append(n)
+        meta = lib.metas[sid]
+        return TocResult(sid, meta.title, meta.file, out, total)
+
+    def search(
+        self,
+        query: str,
+        types: list[str] | None = None,
+        sources: list[str] | None = None,
+        limit: int = 20,
+        where: list[str] | dict[str, Any] | None = None,
+    ) -> SearchResult:
+        from .search import search
+
+        flt = Filters(types=types, sources=sources, where=_parse_where(where))
+        return search(self.library(), query, flt, limit=max(1, limit))
+
+    def ask(
+        self,
+        query: str,
+        types: list[str] | None = None,
+        sources: list[str] | None = None,
+        limit: int = 10,
+        min_score: float = 0.0,
+        where: list[str] | dict[str, Any] | None = None,
+        device: str = "auto",
+        timeout: float = 10.0,
+        ranker: str = "hybrid",
+        explain: bool = False,
+    ) -> SearchResult:
+        from .semantic import ask
+
+        flt = Filters(types=types, sources=sources, where=_parse_where(where))
+        return ask(
+            self, self.library(), query, flt, limit=max(1, limit), min_score=min_score, device=device,
+            timeout=timeout, ranker=ranker, explain=explain,
+        )
+
+    def embedder(self, device: str = "auto") -> Any:
+        """Loaded once per device and kept warm (the MCP server relies on this)."""
+        if device not in self._embedders:
+            from .rank.embed import load_embedder
+
+            self._embedders[device] = load_embedder(device=device)
+        return self._embedders[device]
+
+    def read(
+        self, source_id: str, title: str | None = None, page: int | None = None, max_chars: int = 8000
+    ) -> ReadResult:
+        from .reader import read_page, read_section
+
+        sid = self._source(source_id)
+        lib = self.library()
+        if title is None and page is None:
+            raise UsageError("INVALID_QUERY", "give a section title or --page N", 'e.g. gmtool show SOURCE "Fireball"')
+        if title is not None:
+            return read_section(lib, sid, title, max_chars)
+        assert page is not None
+        return read_page(lib, sid, page, max_chars)
+
+    # --- write side ------------------------------------------------------------------------
+
+    def scan(self, force: bool = False, **kw: Any) -> ScanReport:
+        report = run_index(self.paths, force=force, **kw)
+        self._lib = None
+        return report
+
+    def index(self, files: list[Path] | None = None, force_clean: bool = False, **kw: Any) -> ScanReport:
+        if force_clean:
+            self.clean()
+        report = run_index(self.paths, files=files, **kw)
+        self._lib = None
+        return report
+
+    def clean(self) -> None:
+        """Wipe the index directory (corruption recovery), keeping the lock file's directory."""
+        import shutil
+
+        d = self.paths.index_dir
+        if d.exists():
+            with store.writer_lock(d):
+                for child in d.iterdir():
+                    if child.name == store.LOCKFILE:
+                        continue
+                    if child.is_dir():
+                        shutil.rmtree(child, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(OSError):
+                            child.unlink()
+        self._lib = None
+
+    def verify(self) -> VerifyReport:
+        from .verify import verify
+
+        return verify(self.paths)
+
+    def doctor(self, device: str = "auto") -> dict[str, Any]:
+        from .doctor import doctor
+
+        return doctor(self, device)
+
+
+__all__ = ["Engine", "GmtoolError", "Progress", "ReadResult", "TocResult", "VerifyReport", "Problem"]

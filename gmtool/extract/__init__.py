@@ -1,0 +1,33 @@
+"""Files in, `Document`s out: one entry point whatever the format.
+
+The extractors themselves import their heavy libraries lazily, so importing this package
+costs nothing at CLI start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ExtractError
+from ..types import SUPPORTED_SUFFIXES, Document
+
+
+def extract(path: Path, workers: int = 1) -> Document:
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        from .pdf import extract_pdf
+
+        return extract_pdf(path, workers=workers)
+    if suffix in (".md", ".markdown"):
+        from .markdown import extract_markdown
+
+        return extract_markdown(path)
+    if suffix == ".txt":
+        from .text import extract_text
+
+        return extract_text(path)
+    raise ExtractError(
+        "UNSUPPORTED_FORMAT",
+        f"{path.name}: '{suffix or 'no extension'}' is not a supported format",
+        f"gmtool reads {', '.join(SUPPORTED_SUFFIXES)}",
+    )

@@ -1,0 +1,186 @@
+"""Markdown -> Document: one entry per ATX (`#`) or setext (`===`/`---`) heading.
+
+Headings inside fenced code blocks and YAML front matter are ignored. Markdown has no pages,
+so every entry sits on page 1 and carries its 1-based source line instead.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gmtool.errors import ExtractError
+from gmtool.types import Document, Entry
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_ATX_CLOSE = re.compile(r"[ \t]+#+$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_ATTR = re.compile(r"[ \t]*\{[#.][^{}]*\}$")  # pandoc `{#anchor .class}`
+_TAG = re.compile(r"<[^>]+>")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+_CODE = re.compile(r"`([^`]+)`")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_GENERIC_TITLES = re.compile(
+    r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$", re.I
+)
+
+
+def read_text_file(path: Path) -> str:
+    """Read a text file as UTF-8 (errors replaced); a binary file raises UNSUPPORTED_FORMAT."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ExtractError("READ_FAILED", f"cannot read {path.name}: {exc.strerror or exc}",
+                           hint="Check that the file exists and is readable.") from exc
+    if b"\x00" in raw[:65536]:
+        raise ExtractError(
+            "UNSUPPORTED_FORMAT",
+            f"{path.name} looks like a binary file, not {path.suffix or 'text'}",
+            hint="Only UTF-8 Markdown/text and PDF files can be indexed; rename or convert the file.",
+        )
+    text = raw.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clean_inline(text: str) -> str:
+    """Strip inline Markdown (emphasis, links, code ticks, HTML tags) from a title."""
+    text = _ATTR.sub("", text)
+    text = _TAG.sub("", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text)
+    for _ in range(2):
+        text = _STRONG.sub(r"\2", text)
+    text = _EM_STAR.sub(r"\1", text)
+    text = _EM_UNDER.sub(r"\1", text)
+    text = text.replace("\\", "") if "\\" in text else text
+    return " ".join(text.split())
+
+
+def clean_body(lines: list[str]) -> str:
+    """A section's text with the loudest Markdown removed; paragraphs and lists stay as they are."""
+    text = "\n".join(lines)
+    if "<" in text:
+        # flatten HTML tables: one row per line, cells separated by two spaces
+        text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", "  ", text)
+        text = re.sub(r"</tr>", "\n", text)
+        text = re.sub(r"^\s*<[^>]+>\s*$\n?", "", text, flags=re.M)  # lines that are only a tag
+        text = _TAG.sub("", text)
+    out: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("|") or (stripped.endswith("|") and stripped.count("|") >= 2):
+            if _TABLE_SEP.match(stripped):
+                continue
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            line = "  ".join(c for c in cells if c)
+            if not line:
+                continue
+        elif _TABLE_SEP.match(stripped) and "|" in stripped:
+            continue
+        line = _IMAGE.sub(r"\1", line)
+        line = _LINK.sub(r"\1", line)
+        line = line.replace("***", "").replace("**", "").replace("__", "")
+        line = _EM_STAR.sub(r"\1", line)
+        line = _EM_UNDER.sub(r"\1", line)
+        out.append(line.rstrip())
+    body = "\n".join(out)
+    body = re.sub(r"\n{3,}", "\n\n", body)
+    return body.strip()
+
+
+def _front_matter(lines: list[str]) -> tuple[int, str | None]:
+    """Lines taken by YAML front matter at the top, and its title if any."""
+    if not lines or lines[0].strip() != "---":
+        return 0, None
+    for i in range(1, min(len(lines), 200)):
+        if lines[i].strip() in ("---", "..."):
+            title = None
+            for fm in lines[1:i]:
+                m = re.match(r"^title\s*:\s*(.+)$", fm.strip(), re.I)
+                if m:
+                    title = m.group(1).strip().strip("'\"") or None
+            return i + 1, title
+    return 0, None
+
+
+def parse_markdown(text: str) -> tuple[list[Entry], str | None]:
+    """Entries (with bodies) and a document title from Markdown source."""
+    lines = text.split("\n")
+    start, title = _front_matter(lines)
+    headings: list[tuple[int, int, str, int]] = []  # (line index, level, title, first body line)
+    fence: str | None = None
+    prev_para = False  # the previous line is paragraph text that a setext underline could promote
+    for i in range(start, len(lines)):
+        line = lines[i]
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            prev_para = False
+            continue
+        if m:
+            fence = m.group(1)
+            prev_para = False
+            continue
+        m = _ATX.match(line)
+        if m:
+            raw = _ATX_CLOSE.sub("", m.group(2) or "")
+            if raw.strip("# \t"):
+                headings.append((i, len(m.group(1)), raw, i + 1))
+            prev_para = False
+            continue
+        s = _SETEXT.match(line)
+        if s and prev_para and (s.group(1)[0] == "=" or len(s.group(1)) >= 2):
+            # only a one-line paragraph is taken as a heading (after a blank line or the top)
+            if i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1][0] == i - 2):
+                headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
+                prev_para = False
+                continue
+        stripped = line.strip()
+        prev_para = bool(stripped) and not stripped.startswith(("|", ">", "<", "-", "*", "+")) \
+            and not re.match(r"^\d+[.)]\s", stripped) and not line.startswith(("    ", "\t"))
+
+    entries: list[Entry] = []
+    stack: list[int] = []  # indices of open entries, by increasing level
+    for n, (idx, level, raw, body_start) in enumerate(headings):
+        body_end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        clean = clean_inline(raw) or raw.strip()
+        while stack and entries[stack[-1]].level >= level:
+            stack.pop()
+        entries.append(
+            Entry(
+                title=clean,
+                level=level,
+                page=1,
+                end_page=1,
+                parent=stack[-1] if stack else None,
+                body=clean_body(lines[body_start:body_end]),
+                origin="markdown",
+                line=idx + 1,
+            )
+        )
+        stack.append(len(entries) - 1)
+    if title is None and headings:
+        first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
+        if first_text is not None and first_text == headings[0][0] and entries[0].level <= 2 \
+                and not _GENERIC_TITLES.match(entries[0].title):
+            title = entries[0].title
+    return entries, title
+
+
+def extract_markdown(path: Path) -> Document:
+    """Extract a Markdown file's headings and sections."""
+    path = Path(path)
+    text = read_text_file(path)
+    entries, title = parse_markdown(text)
+    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text])

@@ -1,0 +1,159 @@
+"""PDF -> Document: outline, page labels, detected headings and section bodies.
+
+The bulk pass reads pypdfium2 text objects (`pdf_layout`), which runs at a few hundred
+pages per second per core; pdfplumber is not used at all. pypdfium2 resolves named
+destinations of bookmarks (Songs of Maya) and page labels itself.
+
+Heavy imports (pypdfium2, numpy) happen inside the functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from ..errors import ExtractError
+from ..types import Document
+
+# Pages per worker task when workers > 1.
+_CHUNK_MIN = 16
+
+
+def _open(path: Path):
+    import pypdfium2 as pdfium
+
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ExtractError("PDF_CORRUPT", f"{path.name}: cannot be read ({exc.strerror})", "check the file exists and is readable") from exc
+    if size == 0:
+        raise ExtractError("PDF_CORRUPT", f"{path.name}: the file is empty (0 bytes)", "re-download or re-export the PDF")
+    try:
+        return pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        msg = str(exc).lower()
+        if "password" in msg:
+            raise ExtractError(
+                "PDF_ENCRYPTED",
+                f"{path.name}: the PDF is password protected",
+                "save an unprotected copy (e.g. qpdf --decrypt --password=... in.pdf out.pdf)",
+            ) from exc
+        raise ExtractError(
+            "PDF_CORRUPT",
+            f"{path.name}: not a readable PDF ({exc})",
+            "re-download the file or repair it (e.g. qpdf in.pdf out.pdf)",
+        ) from exc
+
+
+def _outline(doc):
+    from .pdf_sections import OutlineItem
+
+    items = []
+    for bm in doc.get_toc(max_depth=32):
+        title = re.sub(r"\s+", " ", bm.get_title() or "").strip()
+        if not title:
+            continue
+        dest = bm.get_dest()
+        if dest is None:
+            continue
+        page = dest.get_index()
+        if page is None or page < 0:
+            continue
+        y = None
+        try:
+            mode, pos = dest.get_view()
+            if mode == 1 and len(pos) >= 2 and pos[1]:  # XYZ: left, top, zoom
+                y = pos[1]
+        except Exception:  # a view that pdfium cannot parse: the page alone will do
+            y = None
+        items.append((title, bm.level + 1, page, y))
+    return items
+
+
+def _labels(doc, n: int) -> list[str] | None:
+    labels = [doc.get_page_label(i) or "" for i in range(n)]
+    if not any(labels):
+        return None
+    return [lb or str(i + 1) for i, lb in enumerate(labels)]
+
+
+def _read_pages(path: Path, n: int, workers: int):
+    from .pdf_layout import extract_page_range
+
+    if workers <= 1 or n < 2 * _CHUNK_MIN:
+        return extract_page_range(str(path), 0, n)
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(workers, max(1, n // _CHUNK_MIN))
+    n_chunks = workers * 2
+    bounds = [round(n * k / n_chunks) for k in range(n_chunks + 1)]
+    ranges = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    pages = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futs = [pool.submit(extract_page_range, str(path), a, b) for a, b in ranges]
+        for f in futs:
+            pages.extend(f.result())
+    return pages
+
+
+def extract_pdf(path: Path, workers: int = 1) -> Document:
+    """Read one PDF into a Document (see gmtool.types); raises ExtractError."""
+    from .pdf_sections import (
+        OutlineItem,
+        body_size,
+        build_entries,
+        build_nodes,
+        detect_headings,
+        find_furniture,
+        page_text,
+    )
+
+    path = Path(path)
+    doc = _open(path)
+    try:
+        n = len(doc)
+        if n == 0:
+            raise ExtractError("PDF_CORRUPT", f"{path.name}: the PDF has no pages", "re-export the PDF")
+        title = (doc.get_metadata_dict().get("Title") or "").strip() or None
+        raw_outline = _outline(doc)
+        labels = _labels(doc, n)
+        heights = {}
+    finally:
+        doc.close()
+    pages = _read_pages(path, n, workers)
+    for i, (w, h, _lines) in enumerate(pages):
+        heights[i] = h
+    outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
+    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines]
+    if len(empty) == n:
+        raise ExtractError(
+            "NO_TEXT_LAYER",
+            f"{path.name}: none of its {n} pages has a text layer (a scanned PDF?)",
+            "run OCR first, e.g. ocrmypdf in.pdf out.pdf",
+        )
+    drop = find_furniture(pages)
+    vocab_c: Counter = Counter()
+    for _, _, lines in pages:
+        for ln in lines:
+            for wd in re.findall(r"[A-Za-z]+", ln.text):
+                vocab_c[wd.lower()] += 1
+    vocab = set(vocab_c)
+    bsize = body_size(pages)
+    heads, classes = detect_headings(pages, drop, bsize)
+    nodes, warnings = build_nodes(pages, drop, heads, classes, outline)
+    entries = build_entries(pages, drop, nodes, labels, vocab)
+    texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
+    if empty:
+        warnings.append(f"{len(empty)} of {n} pages have no text layer")
+    return Document(
+        format="pdf",
+        title=title,
+        pages=n,
+        entries=entries,
+        page_texts=texts,
+        page_labels=labels,
+        has_outline=bool(raw_outline),
+        pages_without_text=empty,
+        warnings=warnings,
+    )

@@ -1,0 +1,290 @@
+"""Per-page layout for the PDF extractor: text objects -> lines in reading order.
+
+Works on pypdfium2's page objects (one text object is usually a run of one line in one
+font), which is an order of magnitude faster than pdfplumber's per-character model. Each
+page yields a list of `Line` tuples in reading order: on a two-column page the left column
+is read before the right one, and anything spanning the gutter (full-width headings,
+tables) splits the page into bands that are read top to bottom.
+
+Everything here runs inside worker processes too, so it only returns plain tuples.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import re
+from typing import NamedTuple
+
+# SRD 5.1 stores each in-word hyphen as "-" followed by soft/variant hyphens, and each
+# word gap as tab + CR + space + NBSP: both collapse to their plain forms.
+_ODD_HYPHEN = re.compile("[-\u2010\u2011][\u00ad\u2010\u2011]+|[\u2010\u2011]")
+_SPACES = re.compile("[\t\r\n \u00a0\u2000-\u200b\u202f\u205f\u3000]+")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\ufffe\uffff]")
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|SFSX|SFBX|CMBX|\bBX", re.I)
+_ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.I)
+# pdfium reports a hyphen that ends a line as 0x02 in some files
+_SOFT_END = "\u00ad\x02"
+
+
+class Line(NamedTuple):
+    top: float  # distance from the page top (points)
+    bottom: float
+    base: float  # baseline, from the page top
+    x0: float
+    x1: float
+    size: float  # dominant effective font size (points, 0.1 precision)
+    bold: bool  # most of the line's characters are bold
+    lead_bold: bool  # the line starts with a bold run (a run-in label such as "Armor Class")
+    col: int  # 0 single column / full width, 1 left, 2 right
+    text: str  # normalised text
+    soft_end: bool  # the line ended with a soft hyphen
+
+
+def clean_text(s: str) -> str:
+    if "\u00ad" in s or "\u2010" in s or "\u2011" in s:
+        s = _ODD_HYPHEN.sub("-", s)
+    if not s.isprintable():
+        s = _CONTROL.sub("", s)
+    return " ".join(s.replace("\u200b", " ").split())
+
+
+_PROTOS: dict = {}
+
+
+def _fast(raw):
+    """Prototypes of the hot pdfium calls taking and returning plain ints (no casts)."""
+    if _PROTOS:
+        return _PROTOS
+    vp, i, f = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)
+    specs = {
+        "FPDFPage_GetObject": (vp, vp, i),
+        "FPDFPageObj_GetType": (i, vp),
+        "FPDFPageObj_GetBounds": (i, vp, f, f, f, f),
+        "FPDFPageObj_GetMatrix": (i, vp, ctypes.POINTER(raw.FS_MATRIX)),
+        "FPDFTextObj_GetFontSize": (i, vp, f),
+        "FPDFTextObj_GetFont": (vp, vp),
+        "FPDFTextObj_GetText": (ctypes.c_ulong, vp, vp, vp, ctypes.c_ulong),
+    }
+    for name, (res, *args) in specs.items():
+        addr = ctypes.cast(getattr(raw, name), ctypes.c_void_p).value
+        _PROTOS[name] = ctypes.CFUNCTYPE(res, *args)(addr)
+    return _PROTOS
+
+
+def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool]:
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    bold = italic = False
+    if key:
+        font = ctypes.cast(ctypes.c_void_p(key), raw.FPDF_FONT)
+        n = raw.FPDFFont_GetBaseFontName(font, None, 0)
+        name = ""
+        if n > 0:
+            buf = ctypes.create_string_buffer(n)
+            raw.FPDFFont_GetBaseFontName(font, buf, n)
+            name = buf.value.decode("latin-1", "replace")
+        weight = raw.FPDFFont_GetWeight(font)
+        flags = raw.FPDFFont_GetFlags(font)
+        bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags & (1 << 18))
+        italic = bool(_ITALIC_NAME.search(name)) or bool(flags & (1 << 6))
+    cache[key] = (bold, italic)
+    return cache[key]
+
+
+def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
+    """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text), y from the top."""
+    width, height = page.get_size()
+    fast = _fast(raw)
+    praw = ctypes.cast(page.raw, ctypes.c_void_p).value
+    tpraw = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    L, B, R, T = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    M = raw.FS_MATRIX()
+    fs = ctypes.c_float()
+    buf = (ctypes.c_ushort * 8192)()
+    bufp = ctypes.addressof(buf)
+    Lp, Bp, Rp, Tp, Mp, fsp = (ctypes.pointer(x) for x in (L, B, R, T, M, fs))
+    get_obj = fast["FPDFPage_GetObject"]
+    get_type = fast["FPDFPageObj_GetType"]
+    get_bounds = fast["FPDFPageObj_GetBounds"]
+    get_matrix = fast["FPDFPageObj_GetMatrix"]
+    get_size = fast["FPDFTextObj_GetFontSize"]
+    get_font = fast["FPDFTextObj_GetFont"]
+    get_text = fast["FPDFTextObj_GetText"]
+    string_at = ctypes.string_at
+    spans = []
+    for i in range(raw.FPDFPage_CountObjects(page.raw)):
+        obj = get_obj(praw, i)
+        if get_type(obj) != 1:
+            continue
+        n = get_text(obj, tpraw, bufp, 16384)
+        if n <= 2:
+            continue
+        if n > 16384:  # a very long run: fetch it whole
+            big = (ctypes.c_ushort * n)()
+            get_text(obj, tpraw, ctypes.addressof(big), n * 2)
+            text = string_at(big, n * 2 - 2).decode("utf-16-le", "replace")
+        else:
+            text = string_at(buf, n - 2).decode("utf-16-le", "replace")
+        if not text.strip():
+            continue
+        get_bounds(obj, Lp, Bp, Rp, Tp)
+        get_matrix(obj, Mp)
+        get_size(obj, fsp)
+        scale = abs(M.a * M.d - M.b * M.c) ** 0.5
+        size = round(fs.value * scale, 1)
+        if size <= 0:
+            size = round(T.value - B.value, 1)
+        bold, _italic = _font_flags(get_font(obj), font_cache, raw)
+        spans.append((L.value, height - T.value, R.value, height - B.value, height - M.f, size, bold, text))
+    return spans, width, height
+
+
+def _find_gutter(frags: list[list], width: float) -> float | None:
+    """x of the gap between two text columns, or None for a single-column page."""
+    if len(frags) < 8:
+        return None
+    import numpy as np
+
+    x0 = np.array([f[0] for f in frags])
+    x1 = np.array([f[2] for f in frags])
+    w = np.array([len(f[7]) for f in frags], dtype=float)
+    total = w.sum()
+    if total < 200:
+        return None
+    xs = np.arange(int(width * 0.3), int(width * 0.7), 1.0)[:, None]
+    crossing = (x0 < xs - 1) & (x1 > xs + 1)
+    left = ((x1 <= xs + 1) * w).sum(axis=1)
+    right = ((x0 >= xs - 1) * w).sum(axis=1) - (crossing * w).sum(axis=1) * 0
+    cross = (crossing * w).sum(axis=1)
+    ok = (left >= total * 0.15) & (right >= total * 0.15)
+    if not ok.any():
+        return None
+    cross = np.where(ok, cross, np.inf)
+    best = cross.min()
+    if best > total * 0.08:
+        return None
+    idx = np.flatnonzero(cross == best)
+    # the middle of the widest run of best positions next to the first one
+    run = [idx[0]]
+    for i in idx[1:]:
+        if i == run[-1] + 1:
+            run.append(i)
+        else:
+            break
+    return float(xs[(run[0] + run[-1]) // 2, 0])
+
+
+def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
+    """Group text runs into lines and put them in reading order."""
+    if not spans:
+        return []
+    # 1. fragments: runs on one baseline with no wide gap between them
+    spans = sorted(spans, key=lambda s: (round(s[4]), s[0]))
+    frags: list[list] = []  # [x0, top, x1, bottom, base, size, parts, text]
+    for s in spans:
+        x0, top, x1, bottom, base, size, bold, text = s
+        f = frags[-1] if frags else None
+        if (
+            f is not None
+            and abs(base - f[4]) <= 0.5 * min(size, f[5])
+            and -0.5 * size <= x0 - f[2] <= 1.2 * max(size, f[5])
+        ):
+            f[2] = max(f[2], x1)
+            f[1] = min(f[1], top)
+            f[3] = max(f[3], bottom)
+            f[6].append(s)
+            f[7] += text
+        else:
+            frags.append([x0, top, x1, bottom, base, size, [s], text])
+    # runs sorted by rounded baseline may still leave same-line runs apart: merge again
+    # 2. columns
+    gutter = _find_gutter(frags, width)
+    if gutter is None:
+        keyed = [((0, 1, f[4], f[0]), 0, f) for f in frags]
+    else:
+        full = sorted(f[1] for f in frags if f[0] < gutter - 1 and f[2] > gutter + 1)
+        keyed = []
+        for f in frags:
+            if f[0] < gutter - 1 and f[2] > gutter + 1:
+                j = bisect.bisect_left(full, f[1])
+                keyed.append(((j, 3, f[4], f[0]), 0, f))
+            else:
+                j = bisect.bisect_right(full, f[1])
+                col = 1 if f[2] <= gutter + 1 else 2
+                keyed.append(((j, col, f[4], f[0]), col, f))
+    keyed.sort(key=lambda k: k[0])
+    # 3. lines: consecutive fragments of one band/column on one baseline
+    lines: list[Line] = []
+    group: list = []
+    for key, col, f in keyed:
+        if group:
+            gk, gcol, gf = group[0]
+            if gk[0] == key[0] and gk[1] == key[1] and abs(f[4] - gf[4]) <= 0.5 * min(f[5], gf[5]):
+                group.append((key, col, f))
+                continue
+            lines.append(_make_line(group))
+        group = [(key, col, f)]
+    if group:
+        lines.append(_make_line(group))
+    return [ln for ln in lines if ln.text]
+
+
+def _make_line(group: list) -> Line:
+    group.sort(key=lambda g: g[2][0])
+    runs = [s for _, _, f in group for s in sorted(f[6], key=lambda s: s[0])]
+    parts: list[str] = []
+    prev = None
+    sizes: dict[float, int] = {}
+    bold_chars = chars = 0
+    for s in runs:
+        t = s[7]
+        if prev is not None:
+            gap = s[0] - prev[2]
+            if gap > 0.15 * s[5] and not parts[-1].endswith((" ", "\t", "\xa0")) and not t[:1].isspace():
+                parts.append(" ")
+        parts.append(t)
+        n = len(t.strip())
+        sizes[s[5]] = sizes.get(s[5], 0) + n
+        chars += n
+        if s[6]:
+            bold_chars += n
+        prev = s
+    raw_text = "".join(parts).rstrip(" \t\r\n\xa0")
+    soft = raw_text.endswith(tuple(_SOFT_END))
+    if soft:
+        raw_text = raw_text.rstrip(_SOFT_END)
+    text = clean_text(raw_text).strip()
+    size = max(sizes.items(), key=lambda kv: kv[1])[0] if sizes else runs[0][5]
+    first = next((s for s in runs if s[7].strip()), runs[0])
+    lead_bold = first[6] and not (chars and bold_chars == chars)
+    x0 = min(s[0] for s in runs)
+    x1 = max(s[2] for s in runs)
+    top = min(s[1] for s in runs)
+    bottom = max(s[3] for s in runs)
+    base = group[0][2][4]
+    return Line(top, bottom, base, x0, x1, size, chars > 0 and bold_chars * 2 > chars, lead_bold, group[0][1], text, soft)
+
+
+def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, float, list[Line]]]:
+    """Open the PDF and lay out pages [start, stop): (width, height, lines) per page."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    doc = pdfium.PdfDocument(path)
+    out = []
+    cache: dict = {}
+    try:
+        for i in range(start, stop):
+            page = doc[i]
+            tp = page.get_textpage()
+            try:
+                spans, w, h = page_spans(page, tp, raw, cache)
+            finally:
+                tp.close()
+                page.close()
+            out.append((w, h, layout_page(spans, w, h)))
+    finally:
+        doc.close()
+    return out

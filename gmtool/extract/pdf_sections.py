@@ -1,0 +1,374 @@
+"""Headings, the outline merge and section bodies for the PDF extractor.
+
+Input: per-page lines in reading order (from `pdf_layout`) plus the outline. Output: a flat
+list of `Entry` in document order with parents, levels, page ranges and bodies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from ..types import Entry
+from .pdf_layout import Line
+
+_NORM = re.compile(r"[^a-z0-9]+")
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"^(page\s*)?([0-9]{1,4}|[ivxlcdm]{1,7})$", re.I)
+_WORD = re.compile(r"[A-Za-z]+")
+_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+
+def norm(s: str) -> str:
+    return _NORM.sub(" ", s.lower()).strip()
+
+
+class OutlineItem(NamedTuple):
+    title: str
+    level: int  # 1 = top
+    page: int  # 0-based page index
+    y: float | None  # distance from the page top of the destination, when known
+
+
+class Pos(NamedTuple):
+    page: int  # 0-based
+    idx: int  # line index in that page
+
+
+_EDGE_NUMBER = re.compile(r"^\d+\s+|\s+\d+$")
+
+
+def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int]]:
+    """Running headers/footers and page numbers: per page, the indexes of lines to drop.
+
+    A line in the top or bottom margin band is furniture when the same text (a page number
+    at either end aside) sits at the same height on several pages and hardly ever appears
+    inside the text block (which rules out stat-block lines that happen to top a page).
+    """
+    n = len(pages)
+    at_pos: Counter = Counter()
+    in_margin: Counter = Counter()
+    in_body: Counter = Counter()
+    keys: list[list[tuple | None]] = []
+    for w, h, lines in pages:
+        pk: list[tuple | None] = []
+        seen = set()
+        for ln in lines:
+            txt = _EDGE_NUMBER.sub(" #", norm(ln.text))
+            if ln.top < h * 0.12 or ln.bottom > h * 0.88:
+                k = (round(ln.base / 4), txt)
+                pk.append(k)
+                if k not in seen:
+                    seen.add(k)
+                    at_pos[k] += 1
+                    in_margin[txt] += 1
+            else:
+                pk.append(None)
+                in_body[txt] += 1
+        keys.append(pk)
+    need = 3 if n >= 6 else n + 1
+    drop: list[set[int]] = []
+    for (w, h, lines), pk in zip(pages, keys):
+        s = set()
+        for i, (ln, k) in enumerate(zip(lines, pk)):
+            if k is None:
+                continue
+            if _PAGE_NUMBER.match(ln.text.strip()) or (at_pos[k] >= need and in_body[k[1]] * 2 <= in_margin[k[1]]):
+                s.add(i)
+        drop.append(s)
+    return drop
+
+
+def body_size(pages) -> float:
+    c: Counter = Counter()
+    for _, _, lines in pages:
+        for ln in lines:
+            c[ln.size] += len(ln.text)
+    if not c:
+        return 10.0
+    return c.most_common(1)[0][0]
+
+
+def _size_class(size: float, classes: list[float]) -> int:
+    for i, c in enumerate(classes):
+        if abs(size - c) <= max(0.35, c * 0.025):
+            return i
+    return -1
+
+
+class Heading(NamedTuple):
+    pos: Pos  # first line
+    end: Pos  # last line (inclusive)
+    text: str
+    size: float
+
+
+def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[float]]:
+    """Lines set in a font clearly bigger than the body text; wrapped headings merged."""
+    thr = bsize * 1.07
+    heads: list[Heading] = []
+    for pi, (w, h, lines) in enumerate(pages):
+        prev: Line | None = None
+        for i, ln in enumerate(lines):
+            ok = (
+                ln.size >= thr
+                and i not in drop[pi]
+                and len(ln.text) <= 150
+                and _LETTER.search(ln.text) is not None
+                and not _PAGE_NUMBER.match(ln.text)
+            )
+            if not ok:
+                prev = None
+                continue
+            last = heads[-1] if heads else None
+            if (
+                prev is not None
+                and last is not None
+                and last.end == Pos(pi, i - 1)
+                and abs(prev.size - ln.size) < 0.3
+                and prev.bold == ln.bold
+                and prev.col == ln.col
+                and 0 < ln.base - prev.base <= 1.6 * ln.size
+                and len(last.text) + len(ln.text) <= 150
+            ):
+                sep = "" if prev.soft_end or last.text.endswith("-") and ln.text[:1].islower() else " "
+                if prev.soft_end is False and last.text.endswith("-") and ln.text[:1].islower():
+                    sep = ""
+                heads[-1] = Heading(last.pos, Pos(pi, i), last.text + sep + ln.text, last.size)
+            else:
+                heads.append(Heading(Pos(pi, i), Pos(pi, i), ln.text, ln.size))
+            prev = ln
+    # size classes, biggest first (sizes within ~2.5% are one class)
+    classes: list[float] = []
+    for s in sorted({hd.size for hd in heads}, reverse=True):
+        if _size_class(s, classes) < 0:
+            classes.append(s)
+    return heads, classes
+
+
+class Node:
+    __slots__ = ("title", "rank", "start", "body_from", "origin", "cut")
+
+    def __init__(self, title: str, rank: float, start: Pos, body_from: Pos, origin: str, cut: str = "") -> None:
+        self.title = title
+        self.rank = rank
+        self.start = start
+        self.body_from = body_from  # first line of the body
+        self.origin = origin
+        self.cut = cut  # a run-in title to strip from the first body line
+
+
+def _title_match(head_norm: str, title_norm: str) -> bool:
+    if not head_norm or not title_norm:
+        return False
+    return (
+        head_norm == title_norm
+        or head_norm.endswith(" " + title_norm)
+        and head_norm[: -len(title_norm)].strip().replace(" ", "").isdigit()
+    )
+
+
+def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tuple[list[Node], list[str]]:
+    """Merge outline items and detected headings into one ordered list of nodes."""
+    warnings: list[str] = []
+    by_page: dict[int, list[int]] = {}
+    for hi, hd in enumerate(heads):
+        by_page.setdefault(hd.pos.page, []).append(hi)
+    head_norms = [norm(hd.text) for hd in heads]
+    matched: dict[int, int] = {}  # heading index -> outline index
+    out_pos: dict[int, tuple[Pos, Pos, str]] = {}  # outline index -> (start, body_from, cut)
+    n_pages = len(pages)
+    for oi, item in enumerate(outline):
+        tn = norm(item.title)
+        best = None
+        for pg in (item.page, item.page + 1, item.page - 1):
+            cands = [hi for hi in by_page.get(pg, []) if hi not in matched and _title_match(head_norms[hi], tn)]
+            if cands:
+                if item.y is not None and pg == item.page:
+                    lines = pages[pg][2]
+                    best = min(cands, key=lambda hi: abs(lines[heads[hi].pos.idx].top - item.y))
+                else:
+                    best = cands[0]
+                break
+        if best is not None:
+            matched[best] = oi
+            continue
+        # no heading: a line of the page that starts with the title (a run-in heading)
+        if 0 <= item.page < n_pages and tn:
+            lines = pages[item.page][2]
+            for li, ln in enumerate(lines):
+                if li in drop[item.page]:
+                    continue
+                ln_n = norm(ln.text)
+                if ln_n == tn:
+                    out_pos[oi] = (Pos(item.page, li), Pos(item.page, li + 1), "")
+                    break
+                if ln_n.startswith(tn + " ") and len(tn) >= 3:
+                    out_pos[oi] = (Pos(item.page, li), Pos(item.page, li), item.title)
+                    break
+    n_out = len(outline)
+    n_matched = len(matched) + len(out_pos)
+    trusted = n_out > 0 and (n_matched >= 0.5 * n_out or n_out >= 20 and n_matched >= 0.2 * n_out)
+    if n_out and not trusted:
+        warnings.append(
+            f"outline ignored: only {n_matched} of {n_out} bookmarks match text on their page"
+        )
+    # levels for size classes: the outline level their matched headings mostly carry
+    class_levels: list[float] = []
+    cls_of = [_size_class(hd.size, classes) for hd in heads]
+    votes: dict[int, Counter] = {}
+    if trusted:
+        for hi, oi in matched.items():
+            votes.setdefault(cls_of[hi], Counter())[outline[oi].level] += 1
+    prev = 0.0
+    for ci in range(len(classes)):
+        if ci in votes:
+            lvl = max(float(votes[ci].most_common(1)[0][0]), prev)
+        else:
+            lvl = prev + 1 if prev else 1.0
+            if trusted and not votes:
+                lvl = prev + 1 if prev else 1.0
+        class_levels.append(lvl)
+        prev = lvl
+    if trusted and votes:
+        # classes bigger than every matched class sit above the outline's top level? no:
+        # unmatched classes finer than the outline go below its deepest matched level
+        deepest = max(outline[oi].level for oi in matched.values()) if matched else 1
+        max_voted = max(votes)
+        for ci in range(max_voted + 1, len(classes)):
+            class_levels[ci] = max(class_levels[ci], deepest + (ci - max_voted))
+    nodes: list[Node] = []
+    for hi, hd in enumerate(heads):
+        nxt = Pos(hd.end.page, hd.end.idx + 1)
+        if hi in matched and trusted:
+            item = outline[matched[hi]]
+            nodes.append(Node(item.title, float(item.level), hd.pos, nxt, "outline"))
+        else:
+            nodes.append(Node(hd.text, class_levels[cls_of[hi]], hd.pos, nxt, "heading"))
+    if trusted:
+        for oi, item in enumerate(outline):
+            if oi in matched.values():
+                continue
+            if oi in out_pos:
+                start, body_from, cut = out_pos[oi]
+            elif 0 <= item.page < n_pages:
+                lines = pages[item.page][2]
+                li = 0
+                if item.y is not None:
+                    li = next((i for i, ln in enumerate(lines) if ln.bottom >= item.y - 2), len(lines))
+                start, body_from, cut = Pos(item.page, li), Pos(item.page, li), ""
+            else:
+                continue
+            nodes.append(Node(item.title, float(item.level), start, body_from, "outline", cut))
+    nodes.sort(key=lambda nd: (nd.start, 0 if nd.origin == "outline" else 1))
+    return nodes, warnings
+
+
+def _join_lines(lines: list[Line], vocab: set[str]) -> str:
+    """Join lines into paragraphs: a space inside a paragraph, a newline between them."""
+    out: list[str] = []
+    prev: Line | None = None
+    for ln in lines:
+        t = ln.text
+        if prev is None:
+            out.append(t)
+            prev = ln
+            continue
+        cont = (
+            t[:1].islower()
+            and not prev.text.endswith((".", "!", "?", ":"))
+            and abs(ln.size - prev.size) <= 0.3
+            and ln.bold == prev.bold
+        )
+        new_par = not cont and (
+            ln.col != prev.col
+            or ln.base - prev.base > 1.55 * max(ln.size, prev.size)
+            or ln.base < prev.base
+            or abs(ln.size - prev.size) > 0.3
+            or ln.lead_bold
+            or ln.bold != prev.bold
+            or ln.x0 > prev.x0 + 0.7 * ln.size
+            or ln.x0 < prev.x0 - 0.7 * ln.size and prev.x1 < ln.x1 - 2.5 * ln.size
+        )
+        if new_par:
+            out.append("\n")
+            out.append(t)
+        else:
+            last = out[-1]
+            if prev.soft_end:
+                out.append(t)
+            elif last.endswith("-") and len(last) > 1 and last[-2].isalpha() and t[:1].islower():
+                # a hyphen at the end of a line: drop it only when the joined word is known
+                m1 = re.search(r"([A-Za-z]+)-$", last)
+                m2 = _WORD.match(t)
+                joined = (m1.group(1) + m2.group(0)).lower() if m1 and m2 else ""
+                if joined and joined in vocab:
+                    out[-1] = last[:-1]
+                out.append(t)
+            elif last.endswith(("-", "/")):
+                out.append(t)
+            else:
+                out.append(" ")
+                out.append(t)
+        prev = ln
+    return "".join(out)
+
+
+def page_text(lines: list[Line], drop: set[int], vocab: set[str]) -> str:
+    return _join_lines([ln for i, ln in enumerate(lines) if i not in drop], vocab)
+
+
+def build_entries(pages, drop, nodes: list[Node], labels: list[str] | None, vocab: set[str]) -> list[Entry]:
+    """Nodes -> entries with parents (by rank), end pages and bodies."""
+    n = len(nodes)
+    entries: list[Entry] = []
+    stack: list[int] = []
+    ranks = [nd.rank for nd in nodes]
+    for k, nd in enumerate(nodes):
+        while stack and ranks[stack[-1]] >= nd.rank:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        level = entries[parent].level + 1 if parent is not None else 1
+        # body: lines from body_from up to the next node's start
+        stop = nodes[k + 1].start if k + 1 < n else Pos(len(pages), 0)
+        blines: list[Line] = []
+        pg, idx = nd.body_from
+        last_page = nd.start.page
+        while (pg, idx) < stop and pg < len(pages):
+            lines = pages[pg][2]
+            if idx >= len(lines):
+                pg, idx = pg + 1, 0
+                continue
+            if idx not in drop[pg]:
+                blines.append(lines[idx])
+                last_page = pg
+            idx += 1
+        body = _join_lines(blines, vocab)
+        if nd.cut and body:
+            cn = norm(nd.cut)
+            # strip the run-in title from the first line
+            m = re.match(r"\W*" + r"\W+".join(map(re.escape, cn.split())) + r"[\s.:\u2014-]*", body, re.I)
+            if m:
+                body = body[m.end():]
+        page = nd.start.page + 1
+        entries.append(
+            Entry(
+                title=nd.title,
+                level=level,
+                page=page,
+                end_page=last_page + 1,
+                page_label=labels[page - 1] if labels else None,
+                parent=parent,
+                body=body.strip(),
+                origin=nd.origin,
+            )
+        )
+        stack.append(k)
+    # end_page covers the subsections: the last page before the next entry at the same or a higher level
+    for k in range(n - 1, -1, -1):
+        e = entries[k]
+        p = e.parent
+        if p is not None and entries[p].end_page < e.end_page:
+            entries[p].end_page = e.end_page
+    return entries

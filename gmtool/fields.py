@@ -1,0 +1,327 @@
+"""Typed fields parsed from an entry's own text: spell level, monster CR, item rarity.
+
+Everything here reads the book's own lines ("3rd-level evocation", "Challenge 5 (1,800 XP)",
+"Wondrous item, rare (requires attunement)"); nothing is looked up in a name list and
+nothing is guessed, so a field the text does not state is None. Both the 2014 SRD 5.1
+wording and the SRD 5.2 wording ("Level 3 Evocation (...)", "AC 17", "CR 5 (XP 1,800; ...)")
+are understood. Pure Python and cheap to import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+FIELD_TYPES: dict[str, str] = {
+    # spell
+    "level": "int",
+    "school": "str",
+    "casting_time": "str",
+    "range": "str",
+    "duration": "str",
+    "concentration": "bool",
+    "ritual": "bool",
+    # monster
+    "size": "str",
+    "type": "str",
+    "alignment": "str",
+    "armor_class": "int",
+    "hit_points": "int",
+    "challenge": "float",
+    # item
+    "category": "str",
+    "rarity": "str",
+    "attunement": "bool",
+}
+
+KEY_FIELDS: dict[str, list[str]] = {
+    "spell": ["level", "school"],
+    "monster": ["challenge", "type"],
+    "item": ["rarity"],
+}
+
+# How far into a body the header lines (spell line, size/type line, item line) may sit.
+_HEAD_LINES = 8
+# Spell labels follow the spell line within a few lines; a monster's CR can sit far below.
+_SPELL_LINES = 24
+_MONSTER_LINES = 80
+
+# --- text clean-up -------------------------------------------------------------------
+
+# A hyphen followed by invisible/variant hyphens (SRD 5.1 stores "-\xad\u2010\u2011").
+_HYPHEN_RUN = re.compile(r"[-\u2010\u2011\u2012\u2013\u2212][\u00ad\u2010\u2011\u2012\u2013\u2212]+")
+_HYPHENS = str.maketrans(
+    {"\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2212": "-", "\u00ad": None}
+)
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HTML_TAG = re.compile(r"<[^>]+>")
+_EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)")
+_BULLET = re.compile(r"^(?:[-+•>]\s+)+")
+
+
+def _clean_line(line: str) -> str:
+    line = _HYPHEN_RUN.sub("-", line).translate(_HYPHENS)
+    line = _MD_LINK.sub(r"\1", line)
+    line = _HTML_TAG.sub(" ", line)
+    line = _EMPHASIS.sub("", line)
+    line = _SPACES.sub(" ", line).strip()
+    line = _BULLET.sub("", line)
+    return line.replace(" ,", ",").replace(" :", ":").strip()
+
+
+def _lines(body: str, limit: int) -> list[str]:
+    out: list[str] = []
+    for raw in body.replace("\r\n", "\n").replace("\r", " ").split("\n"):
+        line = _clean_line(raw)
+        if line:
+            out.append(line)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _skip_title(lines: list[str], title: str) -> list[str]:
+    """Drop a leading repeat of the heading, which some extractors keep in the body."""
+    t = _clean_line(title).lower()
+    if lines and t and lines[0].lower() == t:
+        return lines[1:]
+    return lines
+
+
+# --- spells ----------------------------------------------------------------------------
+
+_SPELL_2014 = re.compile(
+    r"^(?P<level>\d)\s*(?:st|nd|rd|th)[- ]?level\s+(?P<school>[a-z]+)(?P<ritual>\s*\(ritual\))?\s*$",
+    re.IGNORECASE,
+)
+_CANTRIP_2014 = re.compile(r"^(?P<school>[a-z]+)\s+cantrip(?P<ritual>\s*\(ritual\))?\s*$", re.IGNORECASE)
+# SRD 5.2: "Level 3 Evocation (Sorcerer, Wizard)" / "Evocation Cantrip (Sorcerer, Wizard)";
+# the class list may wrap onto the next line, so the closing parenthesis is optional.
+_SPELL_2024 = re.compile(r"^level\s+(?P<level>\d)\s+(?P<school>[a-z]+)(?:\s*\([^)]*\)?)?\s*$", re.IGNORECASE)
+_CANTRIP_2024 = re.compile(r"^(?P<school>[a-z]+)\s+cantrip(?:\s*\([^)]*\)?)?\s*$", re.IGNORECASE)
+_NOT_SCHOOLS = {"spell", "spells", "slot", "slots", "or", "and", "a", "the", "level", "caster", "character"}
+
+_LABEL = re.compile(r"(?:^|\s)(casting\s*time|range|components|duration)\s*:\s*", re.IGNORECASE)
+_LABEL_KEYS = {
+    "castingtime": "casting_time",
+    "range": "range",
+    "components": "components",
+    "duration": "duration",
+}
+
+
+def _spell_line(line: str) -> tuple[int, str, bool] | None:
+    for rx, cantrip in (
+        (_SPELL_2014, False),
+        (_CANTRIP_2014, True),
+        (_SPELL_2024, False),
+        (_CANTRIP_2024, True),
+    ):
+        m = rx.match(line)
+        if m and m.group("school").lower() not in _NOT_SCHOOLS:
+            level = 0 if cantrip else int(m.group("level"))
+            ritual = "ritual" in m.groupdict() and bool(m.group("ritual"))
+            return level, m.group("school").lower(), ritual
+    return None
+
+
+def _labels(lines: list[str]) -> dict[str, str]:
+    """Read "Casting Time:", "Range:", "Components:", "Duration:" values, joining wrapped lines."""
+    found: dict[str, str] = {}
+    current: str | None = None
+    for line in lines:
+        parts = list(_LABEL.finditer(line))
+        if not parts:
+            if current is None:
+                continue
+            value = found[current]
+            # A wrapped value: empty so far, ends mid-phrase, an open parenthesis, or a
+            # lower-case continuation. Anything else is the description starting.
+            if (
+                not value
+                or value.endswith((",", "(", " or", " and"))
+                or value.count("(") > value.count(")")
+                or (line[:1].islower() and current != "duration")
+            ):
+                found[current] = f"{value} {line}".strip()
+                continue
+            current = None
+            if len(found) == len(_LABEL_KEYS):
+                break
+            continue
+        for i, m in enumerate(parts):
+            key = _LABEL_KEYS[re.sub(r"\s+", "", m.group(1).lower())]
+            end = parts[i + 1].start() if i + 1 < len(parts) else len(line)
+            if key not in found:
+                found[key] = line[m.end() : end].strip()
+                current = key
+            else:
+                current = None
+    return {k: v.strip(" ;") for k, v in found.items()}
+
+
+def _parse_spell(lines: list[str]) -> dict[str, Any] | None:
+    level = school = None
+    ritual = False
+    start = 0
+    for i, line in enumerate(lines[:_HEAD_LINES]):
+        got = _spell_line(line)
+        if got:
+            level, school, ritual = got
+            start = i + 1
+            break
+    labels = _labels(lines[start:])
+    if level is None and not labels:
+        return None
+    casting_time = labels.get("casting_time") or None
+    duration = labels.get("duration") or None
+    if casting_time and re.search(r"\bor\s+ritual\b", casting_time, re.IGNORECASE):
+        ritual = True  # SRD 5.2: "Casting Time: 1 minute or Ritual"
+    concentration = (
+        bool(duration and re.match(r"concentration\b", duration, re.IGNORECASE)) if duration else None
+    )
+    return {
+        "level": level,
+        "school": school,
+        "casting_time": casting_time,
+        "range": labels.get("range") or None,
+        "duration": duration,
+        "concentration": concentration,
+        "ritual": ritual if (level is not None or casting_time) else None,
+    }
+
+
+# --- monsters --------------------------------------------------------------------------
+
+_SIZES = "tiny|small|medium|large|huge|gargantuan"
+_SIZE_LINE = re.compile(
+    rf"^(?P<size>(?:{_SIZES})(?:\s+or\s+(?:{_SIZES}))?)\s+(?P<type>(?:[^,(]|\([^)]*\))+?)\s*,\s*(?P<align>.+?)\s*$",
+    re.IGNORECASE,
+)
+_AC = re.compile(r"^(?:armor\s+class|ac)\s*:?\s*(\d+)\b", re.IGNORECASE)
+_HP = re.compile(r"^(?:hit\s+points|hp)\s*:?\s*(\d+)\b", re.IGNORECASE)
+_CR_XP = re.compile(
+    r"\b(?:challenge(?:\s+rating)?|cr)\s*:?\s*(\d+(?:\s*/\s*\d+)?)\s*\(\s*(?:xp\s*[\d,]+|[\d,]+\s*xp)",
+    re.IGNORECASE,
+)
+_CR_LINE = re.compile(r"^(?:challenge(?:\s+rating)?|cr)\s*:?\s*(\d+(?:\s*/\s*\d+)?)\b", re.IGNORECASE)
+
+
+def _fraction(text: str) -> float | None:
+    text = text.replace(" ", "")
+    try:
+        if "/" in text:
+            num, den = text.split("/", 1)
+            return int(num) / int(den)
+        return float(text)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _monster_type(raw: str) -> str | None:
+    t = re.sub(r"\([^)]*\)?", " ", raw).strip().lower()
+    m = re.match(rf"swarm\s+of\s+(?:(?:{_SIZES})\s+)?(\w+)", t)
+    if m:
+        t = m.group(1)
+        if t.endswith("ies"):
+            t = t[:-3] + "y"
+        elif t.endswith("s") and not t.endswith("ss"):
+            t = t[:-1]
+    t = re.sub(r"\s+", " ", t).strip()
+    return t or None
+
+
+def _parse_monster(lines: list[str]) -> dict[str, Any] | None:
+    size = mtype = alignment = None
+    for line in lines[:_HEAD_LINES]:
+        m = _SIZE_LINE.match(line)
+        if m and len(line) <= 100:
+            size = re.sub(r"\s+", " ", m.group("size")).lower()
+            mtype = _monster_type(m.group("type"))
+            alignment = m.group("align").lower()
+            break
+    ac = hp = None
+    challenge = None
+    for line in lines:
+        if ac is None and (m := _AC.match(line)):
+            ac = int(m.group(1))
+        elif hp is None and (m := _HP.match(line)):
+            hp = int(m.group(1))
+    text = "\n".join(lines)
+    m = _CR_XP.search(text)
+    if m is None:
+        m = next((x for x in (_CR_LINE.match(line) for line in lines) if x), None)
+    if m:
+        challenge = _fraction(m.group(1))
+    if size is None and ac is None and hp is None and challenge is None:
+        return None
+    return {
+        "size": size,
+        "type": mtype,
+        "alignment": alignment,
+        "armor_class": ac,
+        "hit_points": hp,
+        "challenge": challenge,
+    }
+
+
+# --- magic items -----------------------------------------------------------------------
+
+_RARITIES = ("very rare", "uncommon", "common", "rare", "legendary", "artifact")
+_RARITY_RX = re.compile(r"\b(very\s+rare|uncommon|common|rare|legendary|artifact)\b", re.IGNORECASE)
+_ITEM_LINE = re.compile(
+    r"^(?P<cat>[a-z][a-z' -]{1,40}?)\s*(?P<paren>\([^)]*\))?\s*,\s*(?P<rest>.+)$", re.IGNORECASE
+)
+_RARITY_START = re.compile(
+    r"^(?:very\s+rare|uncommon|common|rare|legendary|artifact|rarity\s+varies|rarity\s+by\b|varies)\b",
+    re.IGNORECASE,
+)
+
+
+def _parse_item(lines: list[str]) -> dict[str, Any] | None:
+    head = lines[:_HEAD_LINES]
+    for i, line in enumerate(head):
+        m = _ITEM_LINE.match(line)
+        if (not m or not _RARITY_START.match(m.group("rest"))) and i + 1 < len(head):
+            # "Weapon (any sword that deals slashing damage), very\nrare (requires ...)"
+            m = _ITEM_LINE.match(f"{line} {head[i + 1]}")
+            i += 1
+        if not m or not _RARITY_START.match(m.group("rest")):
+            continue
+        rest = m.group("rest")
+        # "(requires attunement by a\n wizard)": join the wrapped remainder.
+        if rest.count("(") > rest.count(")") and i + 1 < len(head):
+            rest = f"{rest} {head[i + 1]}"
+        # Parentheses after the rarity are attunement notes or "(+1)" bonuses, not rarities.
+        bare = re.sub(r"\([^)]*\)?", " ", rest)
+        found = {re.sub(r"\s+", " ", r.lower()) for r in _RARITY_RX.findall(bare)}
+        if (
+            re.match(r"(?:rarity\s+)?var(?:ies|y)\b|rarity\s+by\b", bare.strip(), re.IGNORECASE)
+            or len(found) > 1
+        ):
+            rarity = "varies"
+        elif found:
+            rarity = found.pop()
+        else:
+            continue
+        return {
+            "category": re.sub(r"\s+", " ", m.group("cat")).strip().lower(),
+            "rarity": rarity,
+            "attunement": bool(re.search(r"requires\s+attunement", rest, re.IGNORECASE)),
+        }
+    return None
+
+
+# --- entry point -----------------------------------------------------------------------
+
+
+def parse_fields(content_type: str | None, title: str, body: str) -> dict[str, Any] | None:
+    """Typed fields for a spell, monster or item entry; None for other types or no match."""
+    if content_type == "spell":
+        return _parse_spell(_skip_title(_lines(body, _SPELL_LINES + 1), title))
+    if content_type == "monster":
+        return _parse_monster(_skip_title(_lines(body, _MONSTER_LINES + 1), title))
+    if content_type == "item":
+        return _parse_item(_skip_title(_lines(body, _HEAD_LINES + 1), title))
+    return None

@@ -1,0 +1,315 @@
+"""The write side: files -> extract -> classify -> fields -> store (+ keyword index, vectors).
+
+The parent process is the only writer. It saves each source atomically and updates the
+manifest right after, so the manifest always describes files that exist and match; a run
+killed at any point leaves a valid index, and the next run completes the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__, store
+from .config import Paths, remember_library
+from .discover import discover
+from .errors import GmtoolError, UsageError
+from .types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
+
+Progress = Callable[[int, int, str], None]  # (done, total, message)
+
+_BIG_PDF_PAGES = 150  # split a PDF across workers by page ranges above this many pages
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _new_source_id(path: Path, taken: set[str]) -> str:
+    from .text import slugify
+
+    base = slugify(path.stem) or "source"
+    sid, n = base, 2
+    while sid in taken:
+        sid, n = f"{base}-{n}", n + 1
+    return sid
+
+
+def _process(doc: Document) -> Document:
+    """Classification and typed fields: the same for every format."""
+    from .classify import classify
+    from .fields import parse_fields
+
+    classify(doc)
+    for e in doc.entries:
+        e.fields = parse_fields(e.content_type, e.title, e.body)
+    return doc
+
+
+def _extract_job(path_str: str, workers: int) -> tuple[str, Document | Failure]:
+    """Runs in a worker process: never raises, so one bad file cannot stop the pool."""
+    from .extract import extract
+
+    path = Path(path_str)
+    try:
+        return path_str, _process(extract(path, workers=workers))
+    except GmtoolError as exc:
+        return path_str, Failure(path.name, exc.code, exc.message, exc.hint)
+    except MemoryError:
+        return path_str, Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
+    except Exception as exc:  # a third-party parser failing on a hostile file
+        detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        if os.environ.get("GMTOOL_DEBUG"):
+            traceback.print_exc()
+        return path_str, Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
+
+
+def _page_count_hint(path: Path) -> int:
+    """Cheap guess of a PDF's size, to decide between file-level and page-level parallelism."""
+    try:
+        return path.stat().st_size // 20_000
+    except OSError:
+        return 0
+
+
+def _iter_extracted(todo: list[Path], workers: int):  # type: ignore[no-untyped-def]
+    big = [p for p in todo if p.suffix.lower() == ".pdf" and _page_count_hint(p) > _BIG_PDF_PAGES]
+    small = [p for p in todo if p not in big]
+    for p in big:  # one at a time, its pages spread over the workers
+        yield _extract_job(str(p), workers)
+    if workers > 1 and len(small) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(_extract_job, str(p), 1) for p in small]
+            for fut in futures:
+                yield fut.result()
+    else:
+        for p in small:
+            yield _extract_job(str(p), 1)
+
+
+class _OpLog:
+    """The per-run operation log under .gmtool/logs/."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, msg: str) -> None:
+        self.lines.append(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {msg}")
+
+    def write(self, index_dir: Path, kind: str) -> str | None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        path = index_dir / "logs" / f"{kind}-{stamp}.log"
+        try:
+            store.atomic_write(path, ("\n".join(self.lines) + "\n").encode())
+        except OSError:
+            return None
+        return str(path)
+
+
+def run_index(
+    paths: Paths,
+    *,
+    files: list[Path] | None = None,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    types: list[str] | None = None,
+    force: bool = False,
+    max_files: int = 10_000,
+    workers: int | None = None,
+    embed: bool = True,
+    wait: bool = True,
+    device: str = "auto",
+    progress: Progress | None = None,
+) -> ScanReport:
+    t0 = time.perf_counter()
+    library = paths.library
+    if not library.is_dir():
+        raise UsageError(
+            "INVALID_PATH", f"{library} is not a directory", "pass the folder that holds your rulebooks"
+        )
+    workers = max(1, workers or os.cpu_count() or 1)
+    report = ScanReport(library=str(library), index_dir=str(paths.index_dir))
+    log = _OpLog()
+    log(f"gmtool {__version__} index run in {library} (workers={workers}, force={force})")
+
+    targeted = files is not None
+    if targeted:
+        chosen: list[Path] = []
+        for f in files or []:
+            p = (f if f.is_absolute() else Path.cwd() / f).resolve()
+            if not p.is_file():
+                report.failed.append(Failure(str(f), "INVALID_PATH", "no such file", "check the path"))
+                continue
+            if p.suffix.lower() not in SUPPORTED_SUFFIXES:
+                report.failed.append(
+                    Failure(str(f), "UNSUPPORTED_FORMAT", f"'{p.suffix}' is not supported",
+                            f"gmtool reads {', '.join(SUPPORTED_SUFFIXES)}")
+                )
+                continue
+            chosen.append(p)
+    else:
+        chosen = discover(library, include, exclude, types)
+    if len(chosen) > max_files:
+        left = chosen[max_files:]
+        report.warnings.append(
+            f"MAX_FILES: {len(left)} file(s) left out by --max-files {max_files}, e.g. {left[0].name}"
+        )
+        chosen = chosen[:max_files]
+    report.files_found = len(chosen)
+
+    with store.writer_lock(paths.index_dir, wait=wait):
+        manifest, bad = store.load_manifest_or_empty(paths.index_dir)
+        if bad:
+            report.warnings.append(f"{bad}: the index manifest could not be read; rebuilding it")
+            log(f"manifest unreadable ({bad}); rebuilding")
+        by_file = {m.file: m for m in manifest.sources.values()}
+
+        def rel(p: Path) -> str:
+            try:
+                return p.relative_to(library).as_posix()
+            except ValueError:
+                return str(p)
+
+        # 1. drop sources whose files are gone (whole-library runs only)
+        if not targeted:
+            present = {rel(p) for p in chosen}
+            scope_all = not (include or exclude or types)
+            for sid, meta in list(manifest.sources.items()):
+                gone = not (library / meta.file).exists()
+                out_of_scope = scope_all and meta.file not in present
+                if gone or out_of_scope:
+                    del manifest.sources[sid]
+                    manifest.generation += 1
+                    store.save_manifest(paths.index_dir, manifest)
+                    store.remove_source(paths.index_dir, sid)
+                    _remove_vectors(paths.index_dir, sid)
+                    report.removed += 1
+                    log(f"removed {meta.file} ({sid})")
+
+        # 2. decide what changed: size+mtime first, then the content hash
+        todo: list[Path] = []
+        stats: dict[str, tuple[int, float, str | None]] = {}
+        for p in chosen:
+            r = rel(p)
+            try:
+                st = p.stat()
+            except OSError as exc:
+                report.failed.append(Failure(r, "INVALID_PATH", str(exc), "the file vanished or is unreadable"))
+                continue
+            old = by_file.get(r)
+            valid_old = old is not None and store.source_file(paths.index_dir, old.source_id).exists()
+            if not force and valid_old and old is not None and old.size == st.st_size and old.mtime == st.st_mtime:
+                report.unchanged += 1
+                continue
+            try:
+                sha = file_sha256(p)
+            except OSError as exc:
+                report.failed.append(
+                    Failure(r, "UNREADABLE", str(exc).split("] ")[-1], "check the file's permissions")
+                )
+                log(f"failed {r}: UNREADABLE")
+                continue
+            if not force and valid_old and old is not None and old.sha256 == sha:
+                old.size, old.mtime = st.st_size, st.st_mtime  # touched, not changed
+                manifest.sources[old.source_id] = old
+                report.unchanged += 1
+                continue
+            stats[str(p)] = (st.st_size, st.st_mtime, sha)
+            todo.append(p)
+
+        # 3. extract (in parallel), then save each source and the manifest right after
+        taken = set(manifest.sources)
+        done = 0
+        if progress:
+            progress(0, len(todo), "extracting")
+        for path_str, result in _iter_extracted(todo, workers):
+            p = Path(path_str)
+            r = rel(p)
+            done += 1
+            if isinstance(result, Failure):
+                result.file = r
+                report.failed.append(result)
+                log(f"failed {r}: {result.code} {result.message}")
+                if progress:
+                    progress(done, len(todo), f"failed {p.name}")
+                continue
+            old = by_file.get(r)
+            sid = old.source_id if old else _new_source_id(p, taken)
+            taken.add(sid)
+            size, mtime, sha = stats[path_str]
+            meta = _meta(sid, p, r, result, size, mtime, sha or "")
+            store.save_source(paths.index_dir, meta, result)
+            manifest.sources[sid] = meta
+            manifest.generation += 1
+            store.save_manifest(paths.index_dir, manifest)
+            report.indexed += 1
+            report.indexed_files.append(r)
+            log(f"indexed {r} as {sid}: {meta.pages} pages, {meta.entry_count} entries")
+            if progress:
+                progress(done, len(todo), p.name)
+
+        # 4. library-level artefacts, then the manifest once more
+        from .library import build_keyword_index
+
+        build_keyword_index(paths.index_dir, manifest)
+        if embed:
+            from .semantic import embed_library
+
+            n, warn = embed_library(paths.index_dir, manifest, device=device, progress=progress)
+            report.embeddings_generated = n
+            if warn:
+                report.warnings.append(warn)
+        manifest.generation += 1
+        store.save_manifest(paths.index_dir, manifest)
+
+    report.sections = sum(m.entry_count for m in manifest.sources.values())
+    report.duration_ms = int((time.perf_counter() - t0) * 1000)
+    report.storage = {"index_dir": str(paths.index_dir), "size_bytes": store.dir_size(paths.index_dir)}
+    log(f"done: {asdict(report)}")
+    report.log_file = log.write(paths.index_dir, "failed" if report.failed else "ok")
+    if not targeted and not include and not exclude:
+        remember_library(library)
+    return report
+
+
+def _remove_vectors(index_dir: Path, sid: str) -> None:
+    for suffix in (".npy", ".keys.json"):
+        with contextlib.suppress(FileNotFoundError):
+            (index_dir / "vectors" / f"{sid}{suffix}").unlink()
+
+
+def _meta(sid: str, p: Path, r: str, doc: Document, size: int, mtime: float, sha: str) -> SourceMeta:
+    counts: dict[str, int] = {}
+    for e in doc.entries:
+        if e.content_type:
+            counts[e.content_type] = counts.get(e.content_type, 0) + 1
+    return SourceMeta(
+        source_id=sid,
+        title=(doc.title or "").strip() or p.stem,
+        file=r,
+        path=str(p),
+        format=doc.format,
+        size=size,
+        mtime=mtime,
+        sha256=sha,
+        pages=doc.pages,
+        has_outline=doc.has_outline,
+        pages_without_text=doc.pages_without_text,
+        indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        gmtool_version=__version__,
+        format_version=store.FORMAT_VERSION,
+        entry_count=len(doc.entries),
+        type_counts=dict(sorted(counts.items())),
+    )

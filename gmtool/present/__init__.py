@@ -1,0 +1,1 @@
+"""Presenters: the only code that formats engine results (rich tables, JSON, MCP text)."""

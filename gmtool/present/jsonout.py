@@ -1,0 +1,68 @@
+"""The one JSON shape, shared by `--json` on the CLI and the MCP tools' structured content."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import orjson
+
+from ..types import Hit, ScanReport, SearchResult, SourceMeta
+
+_OPTIONAL_HIT_KEYS = ("also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
+
+
+def hit_dict(h: Hit) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "rank": h.rank,
+        "title": h.title,
+        "content_type": h.content_type,
+        "source_id": h.source_id,
+        "source_name": h.source_name,
+        "file": h.file,
+        "page": h.page,
+        "page_label": h.page_label,
+        "section_path": h.section_path,
+        "score": h.score,
+        "snippet": h.snippet,
+    }
+    for key in _OPTIONAL_HIT_KEYS:
+        value = getattr(h, key)
+        if value is not None:
+            d[key] = value
+    return d
+
+
+def search_dict(r: SearchResult) -> dict[str, Any]:
+    return {"query": r.query, "mode": r.mode, "results": [hit_dict(h) for h in r.results], "warnings": r.warnings}
+
+
+def source_dict(m: SourceMeta) -> dict[str, Any]:
+    d = asdict(m)
+    d["entries"] = d.pop("entry_count")
+    d["types"] = d.pop("type_counts")
+    d["pages_without_text"] = len(m.pages_without_text)
+    return d
+
+
+def scan_dict(r: ScanReport) -> dict[str, Any]:
+    d = asdict(r)
+    d["files_indexed"] = r.indexed
+    return d
+
+
+def to_data(obj: Any) -> Any:
+    if isinstance(obj, SearchResult):
+        return search_dict(obj)
+    if isinstance(obj, ScanReport):
+        return scan_dict(obj)
+    if isinstance(obj, SourceMeta):
+        return source_dict(obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    return obj
+
+
+def dumps(obj: Any, pretty: bool = True) -> str:
+    opt = orjson.OPT_INDENT_2 if pretty else 0
+    return orjson.dumps(to_data(obj), option=opt | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()

@@ -1,0 +1,193 @@
+"""Rich rendering for people at a terminal. Imported only when a command prints a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from ..types import Hit, ScanReport, SearchResult, SourceMeta
+
+if TYPE_CHECKING:
+    from ..engine import ReadResult, TocResult, VerifyReport
+
+
+def _link(title: str, path: str | None, page: int) -> str:
+    """Titles become OSC 8 links to the page in terminals that support them (rich decides)."""
+    if not path or not path.lower().endswith(".pdf"):
+        return escape(title)
+    uri = Path(path).resolve().as_uri() + f"#page={page}"
+    return f"[link={uri}]{escape(title)}[/link]"
+
+
+def _page(h: Hit) -> str:
+    if h.page_label and h.page_label != str(h.page):
+        return f"{h.page} (p. {h.page_label})"
+    return str(h.page)
+
+
+def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
+    if not fields or not ctype:
+        return ""
+    from ..fields import KEY_FIELDS
+
+    out = []
+    for k in KEY_FIELDS.get(ctype, []):
+        v = fields.get(k)
+        if v is None:
+            continue
+        if k == "level":
+            out.append("cantrip" if v == 0 else f"level {v}")
+        elif k == "challenge":
+            out.append(f"CR {_cr(v)}")
+        else:
+            out.append(str(v))
+    return ", ".join(out)
+
+
+def _cr(v: Any) -> str:
+    fractions = {0.125: "1/8", 0.25: "1/4", 0.5: "1/2"}
+    if isinstance(v, float) and v in fractions:
+        return fractions[v]
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def render_search(console: Console, r: SearchResult, paths: dict[str, str], explain: bool = False) -> None:
+    if not r.results:
+        console.print(f"[yellow]No results for[/] {escape(r.query)!r}.")
+        return
+    books: dict[str, list[Hit]] = {}
+    for h in r.results:
+        books.setdefault(h.source_id, []).append(h)
+    for sid, hits in books.items():
+        t = Table(title=f"[bold]{escape(hits[0].source_name)}[/] [dim]({sid})[/]", title_justify="left",
+                  show_edge=False, expand=True, pad_edge=False)
+        t.add_column("#", justify="right", style="dim", no_wrap=True)
+        t.add_column("Title", style="bold cyan", overflow="fold", min_width=14, ratio=2)
+        t.add_column("Type", style="magenta", no_wrap=True, min_width=7)
+        t.add_column("Page", justify="right", no_wrap=True, min_width=4)
+        t.add_column("Section", style="dim", overflow="ellipsis", min_width=10, ratio=2)
+        t.add_column("Snippet", overflow="ellipsis", no_wrap=True, min_width=10, ratio=3)
+        for h in hits:
+            title = _link(h.title, paths.get(sid), h.page)
+            if h.also_in:
+                title += f"\n[dim]also in: {escape(', '.join(h.also_in))}[/]"
+            if explain and h.explain:
+                title += "\n[dim]" + escape(", ".join(f"{k}={v}" for k, v in h.explain.items())) + "[/]"
+            kind = h.content_type or ""
+            extra = _fields(h.fields, h.content_type)
+            if extra:
+                kind += f"\n[dim]{escape(extra)}[/]"
+            score = f" [dim]{h.score:.2f}[/]" if r.mode == "hybrid" else ""
+            t.add_row(str(h.rank), title, kind, _page(h) + score, escape(" › ".join(h.section_path[-2:])),
+                      escape(h.snippet))
+        console.print(t)
+        console.print()
+
+
+def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = False) -> None:
+    if not sources:
+        console.print("[yellow]No sources indexed yet.[/] Run [bold]gmtool scan DIR[/] on your rulebook folder.")
+        return
+    t = Table(show_edge=False, expand=True)
+    t.add_column("Source id", style="bold cyan", no_wrap=True)
+    t.add_column("Title", overflow="fold", ratio=2, min_width=12)
+    t.add_column("File", overflow="fold", ratio=1, min_width=8)
+    t.add_column("Pages", justify="right", no_wrap=True)
+    t.add_column("Entries", justify="right", no_wrap=True)
+    t.add_column("Types", overflow="fold", ratio=3, min_width=12)
+    t.add_column("Outline", no_wrap=True)
+    t.add_column("No text", justify="right", no_wrap=True)
+    t.add_column("Indexed", no_wrap=True)
+    for m in sources:
+        types = " ".join(f"{k}:{v}" for k, v in sorted(m.type_counts.items(), key=lambda kv: -kv[1]))
+        t.add_row(m.source_id, escape(m.title), escape(m.file), str(m.pages), str(m.entry_count), types,
+                  "yes" if m.has_outline else "no", str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " "))
+    console.print(t)
+
+
+def render_toc(console: Console, toc: TocResult) -> None:
+    tree = Tree(f"[bold]{escape(toc.source_name)}[/] [dim]({toc.source_id}, {toc.file})[/]")
+
+    def add(parent: Tree, nodes: list[dict[str, Any]]) -> None:
+        for n in nodes:
+            label = f"{escape(n['title'])} [dim]p.{n['page']}"
+            if n.get("page_label") and n["page_label"] != str(n["page"]):
+                label += f" ({escape(str(n['page_label']))})"
+            label += "[/]"
+            if n.get("content_type"):
+                label += f" [magenta]{n['content_type']}[/]"
+            extra = _fields(n.get("fields"), n.get("content_type"))
+            if extra:
+                label += f" [dim]{escape(extra)}[/]"
+            add(parent.add(label), n["children"])
+
+    add(tree, toc.entries)
+    if not toc.entries:
+        tree.add("[yellow]no entries match[/]")
+    console.print(tree)
+
+
+def render_scan(console: Console, r: ScanReport) -> None:
+    t = Table(title="Scan summary", title_justify="left", show_header=False, show_edge=False)
+    t.add_column(style="bold")
+    t.add_column()
+    for k, v in (("Library", r.library), ("Files found", r.files_found), ("Indexed", r.indexed),
+                 ("Unchanged", r.unchanged), ("Removed", r.removed), ("Failed", len(r.failed)),
+                 ("Sections", r.sections), ("Embeddings", r.embeddings_generated),
+                 ("Time", f"{r.duration_ms / 1000:.2f} s")):
+        t.add_row(k, escape(str(v)))
+    console.print(t)
+    for f in r.failed:
+        console.print(f"[red]✗ {escape(f.file)}[/] [bold]{f.code}[/]: {escape(f.message)}"
+                      + (f" [dim]({escape(f.hint)})[/]" if f.hint else ""))
+
+
+def render_read(console: Console, r: ReadResult) -> None:
+    where = f"p. {r.page}" + (f" (printed {r.page_label})" if r.page_label and r.page_label != str(r.page) else "")
+    head = f"[bold cyan]{escape(r.title or f'Page {r.page}')}[/] — {escape(r.source_name)} [dim]({r.source_id}), {where}[/]"
+    console.print(head)
+    if r.section_path:
+        console.print(f"[dim]{escape(' › '.join(r.section_path))}[/]")
+    console.print()
+    console.print(escape(r.text), soft_wrap=False)
+    if r.truncated:
+        console.print("[dim]… truncated; use --max-chars to read more[/]")
+    nav = []
+    if r.previous_title:
+        nav.append(f"← {escape(r.previous_title)}")
+    if r.next_title:
+        nav.append(f"→ {escape(r.next_title)}")
+    if nav:
+        console.print("\n[dim]" + "   ".join(nav) + "[/]")
+
+
+def render_verify(console: Console, r: VerifyReport) -> None:
+    if r.healthy:
+        console.print(f"[green]✓ index healthy[/] ({r.sources} sources)")
+        return
+    t = Table(show_edge=False)
+    t.add_column("Code", style="bold red")
+    t.add_column("File", overflow="fold")
+    t.add_column("Problem", overflow="fold")
+    t.add_column("Fix", style="dim", overflow="fold")
+    for p in r.problems:
+        t.add_row(p.code, escape(p.file), escape(p.message), escape(p.hint))
+    console.print(t)
+
+
+def render_kv(console: Console, title: str, data: dict[str, Any]) -> None:
+    t = Table(title=title, title_justify="left", show_header=False, show_edge=False)
+    t.add_column(style="bold")
+    t.add_column(overflow="fold")
+    for k, v in data.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{kk}={vv}" for kk, vv in v.items())
+        elif isinstance(v, list):
+            v = ", ".join(map(str, v))
+        t.add_row(k, escape(str(v)))
+    console.print(t)

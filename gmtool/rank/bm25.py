@@ -1,0 +1,302 @@
+"""Okapi BM25 scored once, at build time, into a sparse CSC matrix (docs x vocab).
+
+The design follows xhluca/bm25s: every (doc, term) weight is precomputed, so a query only
+slices its own columns and adds them. Scores match `rank_bm25.BM25Okapi` exactly (k1=1.5,
+b=0.75, idf = ln((N - df + .5) / (df + .5)) with negative idfs floored to
+epsilon * mean idf); tests/test_bm25.py checks the parity.
+
+Several text fields (title, body...) are each scored as their own BM25 and summed with
+fixed weights. Because the weights are fixed at build time the per-field matrices are
+summed into one, so a query costs the same whatever the number of fields.
+
+This module imports numpy and scipy at top level; the engine imports it lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import scipy.sparse as sp
+
+from ..errors import IndexError_
+from ..text import tokenize
+
+__all__ = ["BM25Index", "top_k", "save_arrays", "load_arrays"]
+
+FORMAT = "gmtool-bm25"
+FORMAT_VERSION = 1
+
+Tokenizer = Callable[[str], list[str]]
+
+
+# --- persistence shared with fuzzy.py --------------------------------------------------
+
+
+def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """Write an uncompressed .npz atomically (temp file in the same dir + fsync + os.replace).
+
+    `meta` (format name, version, vocabulary...) is stored orjson-encoded as a uint8 array.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = dict(arrays)
+    payload["__meta__"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read what `save_arrays` wrote; IndexError_ INDEX_MISSING / INDEX_CORRUPT otherwise."""
+    path = Path(path)
+    hint = "run `gmtool scan` to rebuild the index"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = orjson.loads(arrays.pop("__meta__").tobytes())
+    except FileNotFoundError:
+        raise IndexError_("INDEX_MISSING", f"index file {path} is missing", hint) from None
+    except Exception as exc:  # zipfile.BadZipFile, ValueError, KeyError, orjson.JSONDecodeError...
+        raise IndexError_("INDEX_CORRUPT", f"index file {path} is unreadable ({exc})", hint) from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        raise IndexError_("INDEX_CORRUPT", f"index file {path} is not a {fmt} file", hint)
+    if meta.get("version") != version:
+        raise IndexError_(
+            "INDEX_CORRUPT",
+            f"index file {path} has format version {meta.get('version')}, expected {version}",
+            hint,
+        )
+    return arrays, meta
+
+
+def _csc_from_arrays(arrays: dict[str, np.ndarray], shape: tuple[int, int]) -> sp.csc_matrix:
+    m = sp.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+    if m.indptr.shape[0] != shape[1] + 1 or m.data.shape != m.indices.shape:
+        raise ValueError("inconsistent sparse arrays")
+    return m
+
+
+def add_columns(matrix: sp.csc_matrix, cols: Iterable[tuple[int, float]], out: np.ndarray) -> np.ndarray:
+    """out += sum(weight * matrix[:, col]) by slicing the CSC arrays directly (no scipy overhead)."""
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
+    for col, w in cols:
+        s, e = indptr[col], indptr[col + 1]
+        if s == e:
+            continue
+        # Row indices within one CSC column are unique, so fancy-index += is exact.
+        if w == 1.0:
+            out[indices[s:e]] += data[s:e]
+        else:
+            out[indices[s:e]] += w * data[s:e]
+    return out
+
+
+# --- BM25 ------------------------------------------------------------------------------
+
+
+class BM25Index:
+    """Multi-field BM25 over a fixed list of documents; see the module docstring."""
+
+    k1 = 1.5
+    b = 0.75
+    epsilon = 0.25
+
+    def __init__(self, matrix: sp.csc_matrix, vocab: dict[str, int], meta: dict[str, Any] | None = None):
+        self.matrix = matrix
+        self.vocab = vocab
+        self.meta = meta or {}
+        self.n_docs: int = matrix.shape[0]
+
+    # -- build --------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        fields: Mapping[str, list[str]],
+        weights: Mapping[str, float] | None = None,
+        tokenizer: Tokenizer = tokenize,
+        dtype: Any = np.float32,
+    ) -> BM25Index:
+        """Score every field as its own BM25 (rank_bm25.BM25Okapi) and sum them with `weights`.
+
+        fields: name -> one text per document (all lists the same length).
+        weights: name -> weight (default 1.0 for a field not named).
+        dtype: float32 (default, half the size on disk) or float64 (bit-for-bit parity tests).
+        """
+        if not fields:
+            raise ValueError("BM25Index.build needs at least one field")
+        lengths = {len(v) for v in fields.values()}
+        if len(lengths) != 1:
+            raise ValueError(f"fields have different document counts: { {k: len(v) for k, v in fields.items()} }")
+        n_docs = lengths.pop()
+        weights = dict(weights or {})
+        vocab: dict[str, int] = {}
+        field_mats = []
+        for name, texts in fields.items():
+            w = float(weights.get(name, 1.0))
+            rows, cols = _token_ids((tokenizer(t or "") for t in texts), vocab)
+            field_mats.append((w, rows, cols))
+        n_terms = len(vocab)
+        total = sp.csc_matrix((n_docs, n_terms), dtype=np.float64)
+        for w, rows, cols in field_mats:
+            if w == 0.0 or rows.size == 0:
+                continue
+            total = total + w * cls._field_matrix(rows, cols, n_docs, n_terms)
+        total = sp.csc_matrix(total, dtype=dtype)
+        total.sort_indices()
+        total.eliminate_zeros()
+        meta = {"fields": list(fields), "weights": {k: float(weights.get(k, 1.0)) for k in fields}}
+        return cls(total, vocab, meta)
+
+    @classmethod
+    def _field_matrix(cls, rows: np.ndarray, cols: np.ndarray, n_docs: int, n_terms: int) -> sp.csc_matrix:
+        """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them."""
+        tf = sp.csr_matrix(
+            (np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n_docs, n_terms)
+        )
+        tf.sum_duplicates()
+        doc_len = np.bincount(rows, minlength=n_docs).astype(np.float64)
+        avgdl = doc_len.sum() / n_docs
+        df = np.bincount(tf.indices, minlength=n_terms)
+        present = df > 0
+        idf = np.zeros(n_terms, dtype=np.float64)
+        idf[present] = np.log(n_docs - df[present] + 0.5) - np.log(df[present] + 0.5)
+        # rank_bm25 averages over the field's own vocabulary *before* flooring negatives.
+        eps = cls.epsilon * (idf[present].sum() / present.sum())
+        idf[present & (idf < 0)] = eps
+        # per-nonzero: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+        row_of_nz = np.repeat(np.arange(n_docs), np.diff(tf.indptr))
+        norm = cls.k1 * (1 - cls.b + cls.b * doc_len[row_of_nz] / avgdl)
+        t = tf.data
+        tf.data = idf[tf.indices] * (t * (cls.k1 + 1) / (t + norm))
+        return tf.tocsc()
+
+    # -- query --------------------------------------------------------------------------
+
+    def has_token(self, token: str) -> bool:
+        return token in self.vocab
+
+    @property
+    def df(self) -> np.ndarray:
+        """Documents per vocabulary column (any field), handy to rank spelling corrections."""
+        return np.diff(self.matrix.indptr)
+
+    def query_weights(self, query: str | Mapping[str, float], tokenizer: Tokenizer = tokenize) -> dict[int, float]:
+        """Column -> weight. A str is tokenized (a repeated token counts twice, like rank_bm25)."""
+        vocab = self.vocab
+        out: dict[int, float] = {}
+        if isinstance(query, str):
+            for t in tokenizer(query):
+                c = vocab.get(t)
+                if c is not None:
+                    out[c] = out.get(c, 0.0) + 1.0
+        else:
+            for t, w in query.items():
+                c = vocab.get(t)
+                if c is not None and w:
+                    out[c] = out.get(c, 0.0) + float(w)
+        return out
+
+    def scores(self, query: str | Mapping[str, float], tokenizer: Tokenizer = tokenize) -> np.ndarray:
+        """BM25 score of every document (float64 array of n_docs); unknown tokens add nothing.
+
+        query: a string (tokenized with `tokenizer`) or a token -> weight mapping whose tokens
+        are already in index form (e.g. from text.tokenize or fuzzy.correct_tokens).
+        """
+        out = np.zeros(self.n_docs, dtype=np.float64)
+        return add_columns(self.matrix, self.query_weights(query, tokenizer).items(), out)
+
+    # -- persistence --------------------------------------------------------------------
+
+    def save(self, path: Path) -> None:
+        m = self.matrix
+        terms = [""] * len(self.vocab)
+        for t, i in self.vocab.items():
+            terms[i] = t
+        meta = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "shape": list(m.shape),
+            "k1": self.k1,
+            "b": self.b,
+            "epsilon": self.epsilon,
+            "terms": terms,
+            **self.meta,
+        }
+        save_arrays(path, {"data": m.data, "indices": m.indices, "indptr": m.indptr}, meta)
+
+    @classmethod
+    def load(cls, path: Path) -> BM25Index:
+        arrays, meta = load_arrays(path, FORMAT, FORMAT_VERSION)
+        try:
+            shape = (int(meta["shape"][0]), int(meta["shape"][1]))
+            terms = meta.pop("terms")
+            if len(terms) != shape[1]:
+                raise ValueError("vocabulary size does not match the matrix")
+            matrix = _csc_from_arrays(arrays, shape)
+        except Exception as exc:
+            raise IndexError_(
+                "INDEX_CORRUPT", f"index file {path} is inconsistent ({exc})", "run `gmtool scan` to rebuild it"
+            ) from None
+        vocab = dict(zip(terms, range(len(terms))))
+        keep = {k: meta[k] for k in ("fields", "weights") if k in meta}
+        return cls(matrix, vocab, keep)
+
+
+class _Vocab(dict):
+    """token -> column id, assigning the next id to an unseen token."""
+
+    def __missing__(self, token: str) -> int:
+        i = self[token] = len(self)
+        return i
+
+
+def _token_ids(docs: Iterable[list[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Flat (row, column) arrays for every token of every document, growing `vocab`."""
+    ids = _Vocab(vocab)
+    cols: list[int] = []
+    lengths: list[int] = []
+    for toks in docs:
+        cols.extend(map(ids.__getitem__, toks))
+        lengths.append(len(toks))
+    vocab.update(ids)
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    return rows, np.asarray(cols, dtype=np.int64)
+
+
+def top_k(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the k best documents with score > 0 (and mask True), best first.
+
+    Ties are broken by document index, so results are deterministic.
+    """
+    ok = scores > 0
+    if mask is not None:
+        ok &= mask
+    cand = np.flatnonzero(ok)
+    if k <= 0 or cand.size == 0:
+        return np.empty(0, dtype=np.intp)
+    s = scores[cand]
+    if cand.size > k:
+        part = np.argpartition(-s, k - 1)[:k]
+        # keep every candidate tied with the k-th score so tie-breaking by index is stable
+        kth = s[part].min()
+        part = np.flatnonzero(s >= kth)
+        cand, s = cand[part], s[part]
+    order = np.lexsort((cand, -s))[:k]
+    return cand[order]

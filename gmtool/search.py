@@ -1,0 +1,232 @@
+"""Keyword search over TOC entries: BM25 (title boosted) plus typo-tolerant title matching.
+
+The filters, snippets, section paths and duplicate marking here are shared with `ask`, so
+both commands return the one result shape.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import UsageError
+from .types import CONTENT_TYPES, Hit, SearchResult
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .library import Library
+
+MAX_QUERY_CHARS = 512
+SNIPPET_CHARS = 160
+FUZZY_WEIGHT = 0.45
+EXACT_BONUS = 0.35
+CANDIDATES = 300
+
+
+@dataclass
+class Filters:
+    types: list[str] | None = None
+    sources: list[str] | None = None
+    where: list[Any] = field(default_factory=list)  # parsed gmtool.where conditions
+
+
+def check_query(query: str, warnings: list[str]) -> str:
+    q = " ".join((query or "").split())
+    if not q:
+        raise UsageError("INVALID_QUERY", "the query is empty", 'give some words to look for, e.g. gmtool search "fireball"')
+    if len(q) > MAX_QUERY_CHARS:
+        warnings.append(f"QUERY_TRUNCATED: the query was cut to {MAX_QUERY_CHARS} characters")
+        q = q[:MAX_QUERY_CHARS]
+    return q
+
+
+def check_types(types: list[str] | None) -> list[str] | None:
+    if types is None:
+        return None
+    out = []
+    for t in types:
+        for part in str(t).split(","):
+            p = part.strip().lower()
+            if not p:
+                continue
+            if p not in CONTENT_TYPES:
+                raise UsageError(
+                    "INVALID_TYPE", f"unknown content type '{p}'", f"valid types: {', '.join(CONTENT_TYPES)}"
+                )
+            out.append(p)
+    return out
+
+
+def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) -> list[str] | None:
+    """None keeps every source; unknown names warn (listing valid ids) and match nothing."""
+    if names is None:
+        return None
+    from .text import slugify
+
+    valid = sorted(lib.metas)
+    out: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        key = slugify(name)
+        match = [sid for sid in valid if sid == name or sid == key]
+        match = match or [sid for sid, m in lib.metas.items() if slugify(m.title) == key or slugify(m.file) == key]
+        if match:
+            out.extend(m for m in match if m not in out)
+        else:
+            unknown.append(name)
+    if unknown:
+        warnings.append(f"SOURCE_NOT_FOUND: no source named {', '.join(unknown)}; valid ids: {', '.join(valid)}")
+    return out
+
+
+def suggest_ids(name: str, ids: list[str]) -> list[str]:
+    return difflib.get_close_matches(name, ids, n=3, cutoff=0.4) or ids[:3]
+
+
+def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
+    import numpy as np
+
+    if flt.types is None and flt.sources is None and not flt.where:
+        return None
+    mask = np.ones(lib.n_docs, dtype=bool)
+    if flt.sources is not None:
+        order = sorted(lib.metas)
+        keep = np.zeros(len(order), dtype=bool)
+        for sid in flt.sources:
+            keep[order.index(sid)] = True
+        mask &= keep[lib.source_index()]
+    if flt.types is not None:
+        wanted = set(flt.types)
+        mask &= np.fromiter((e.content_type in wanted for e in lib.entries), dtype=bool, count=lib.n_docs)
+    if flt.where:
+        from .where import matches
+
+        idx = np.flatnonzero(mask)
+        for i in idx:
+            if not matches(lib.entries[i].fields, flt.where):
+                mask[i] = False
+    return mask
+
+
+_WORD = re.compile(r"\w+")
+
+
+def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
+    """One line of the body, starting near the first query term when there is one."""
+    text = " ".join(body.split())
+    if len(text) <= width:
+        return text
+    start = 0
+    if terms:
+        from .text import normalize
+
+        low = normalize(text)
+        hits = [low.find(t) for t in terms if len(t) > 2]
+        hits = [h for h in hits if h >= 0]
+        if hits:
+            start = max(0, min(hits) - 40)
+            while start > 0 and text[start - 1].isalnum():
+                start -= 1
+    cut = text[start : start + width]
+    if start + width < len(text):
+        cut = cut.rsplit(" ", 1)[0] + " …"
+    return ("… " if start else "") + cut
+
+
+def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[str]) -> list[Hit]:
+    hits: list[Hit] = []
+    for rank, (gid, score) in enumerate(zip(order, scores), 1):
+        sid = lib.doc_source[gid]
+        e = lib.entries[gid]
+        meta = lib.metas[sid]
+        hits.append(
+            Hit(
+                rank=rank,
+                title=e.title,
+                content_type=e.content_type,
+                source_id=sid,
+                source_name=meta.title,
+                file=meta.file,
+                page=e.page,
+                page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
+                section_path=lib.section_path(gid),
+                score=round(float(score), 4),
+                snippet=snippet(e.body, terms),
+                entry_index=lib.doc_entry[gid],
+                fields=e.fields or None,
+            )
+        )
+    mark_duplicates(hits)
+    return hits
+
+
+def mark_duplicates(hits: list[Hit]) -> None:
+    """Same title and type in several books: every copy lists the others; later copies point at the first."""
+    from .text import normalize
+
+    groups: dict[tuple[str, str | None], list[Hit]] = {}
+    for h in hits:
+        groups.setdefault((normalize(h.title), h.content_type), []).append(h)
+    for group in groups.values():
+        sources = [h.source_id for h in group]
+        if len(set(sources)) < 2:
+            continue
+        first = group[0]
+        for h in group:
+            h.also_in = sorted({s for s in sources if s != h.source_id})
+            if h is not first and h.source_id != first.source_id:
+                h.duplicate_of = first.source_id
+
+
+def keyword_scores(lib: Library, query: str, extra: dict[str, float] | None = None) -> np.ndarray:
+    """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale."""
+    import numpy as np
+
+    from .rank.fuzzy import correct_tokens
+    from .text import content_tokens, normalize, tokenize
+
+    bm25, fuzzy = lib.keyword()
+    tokens = content_tokens(query) or tokenize(query)
+    weights: dict[str, float] = {}
+    for t in tokens:
+        weights[t] = weights.get(t, 0.0) + 1.0
+    for t, w in correct_tokens(tokens, bm25.vocab).items():
+        if t not in weights:
+            weights[t] = w * 0.8
+    for t, w in (extra or {}).items():
+        weights[t] = max(weights.get(t, 0.0), w)
+    raw = bm25.scores(weights) if weights else np.zeros(lib.n_docs, dtype=np.float32)
+    top = float(raw.max()) if raw.size else 0.0
+    score = raw / top if top > 0 else raw.astype(np.float32)
+    fz = fuzzy.scores(query)
+    score = score + FUZZY_WEIGHT * fz
+    nq = normalize(query)
+    cand = np.flatnonzero(fz > 0.6)
+    for i in cand:  # exact (normalised) title matches first: what a GM typing a name expects
+        if normalize(lib.entries[i].title) == nq or _plural_equal(normalize(lib.entries[i].title), nq):
+            score[i] += EXACT_BONUS
+    return score
+
+
+def _plural_equal(a: str, b: str) -> bool:
+    return a.rstrip("s") == b.rstrip("s")
+
+
+def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchResult:
+    from .rank.bm25 import top_k
+    from .text import content_tokens
+
+    warnings = list(lib.warnings)
+    q = check_query(query, warnings)
+    flt.types = check_types(flt.types)
+    flt.sources = resolve_sources(lib, flt.sources, warnings)
+    if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
+        return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
+    mask = build_mask(lib, flt)
+    scores = keyword_scores(lib, q)
+    order = [int(i) for i in top_k(scores, max(1, limit), mask)]
+    hits = make_hits(lib, order, [float(scores[i]) for i in order], set(content_tokens(q)))
+    return SearchResult(query=q, mode="keyword", results=hits, warnings=warnings)

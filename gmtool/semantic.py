@@ -1,0 +1,402 @@
+"""`ask`: keyword expansion + BM25, fused with sentence-embedding similarity, then type-aware.
+
+Results name entities, not their boilerplate: an untyped subsection ("Actions", "Tiefling
+Traits") inside a typed entry folds into that entry, whose document then carries all of it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .search import Filters, build_mask, check_query, check_types, make_hits, resolve_sources
+from .types import Entry, SearchResult
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .engine import Engine
+    from .library import Library
+    from .store import Manifest
+
+UNIT_CHARS = 1400  # roughly the model's 256-token window
+W_BM25 = 0.35
+W_DENSE = 0.65
+W_TYPE = 0.12
+W_EXPANSION = 0.35
+W_PRF = 0.25
+PRF_DOCS = 5
+PRF_TERMS = 6
+
+TYPE_WORDS: dict[str, tuple[str, ...]] = {
+    "class": ("class", "classes"),
+    "subclass": ("subclass", "archetype", "path", "college", "circle", "oath", "domain", "tradition"),
+    "race": ("race", "races", "folk", "people", "species", "ancestry", "lineage"),
+    "spell": ("spell", "spells", "cantrip", "magic", "cast", "casts"),
+    "monster": ("monster", "monsters", "creature", "creatures", "beast", "foe", "enemy"),
+    "item": ("item", "items", "magic item", "wondrous", "weapon", "armor", "potion", "ring", "goggles", "belt",
+             "rope", "hammer", "cloak", "boots", "wand", "staff", "amulet", "sword"),
+    "condition": ("condition", "conditions", "status"),
+    "rule": ("rule", "rules", "how do", "how does", "what happens", "work", "works"),
+    "feat": ("feat", "feats"),
+    "background": ("background", "backgrounds"),
+}
+
+
+# --- units: what gets embedded ------------------------------------------------------------
+
+
+def fold_targets(entries: list[Entry]) -> list[int]:
+    """For each entry, the entry a result should name: itself, or its nearest typed ancestor
+    when it is an untyped subsection of a typed entry (a stat block's "Actions")."""
+    out: list[int] = []
+    for i, e in enumerate(entries):
+        target = i
+        if e.content_type is None:
+            p = e.parent
+            while p is not None:
+                if entries[p].content_type is not None:
+                    target = out[p]
+                    break
+                p = entries[p].parent
+        out.append(target)
+    return out
+
+
+def units(entries: list[Entry]) -> tuple[list[int], list[str]]:
+    """The entries that get a vector (folded subsections do not) and the text embedded for each."""
+    targets = fold_targets(entries)
+    extra: dict[int, list[str]] = {}
+    for i, t in enumerate(targets):
+        if t != i:
+            extra.setdefault(t, []).append(f"{entries[i].title}: {entries[i].body}")
+    idx: list[int] = []
+    texts: list[str] = []
+    for i, e in enumerate(entries):
+        if targets[i] != i:
+            continue
+        head = e.title if not e.content_type else f"{e.title} ({e.content_type})"
+        body = " ".join((e.body + " " + " ".join(extra.get(i, []))).split())
+        if not body and not e.content_type and len(e.title) < 3:
+            continue
+        idx.append(i)
+        texts.append(f"{head}. {body}"[:UNIT_CHARS])
+    return idx, texts
+
+
+def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", progress: Any = None) -> tuple[int, str | None]:
+    """Writer side: bring every source's vectors up to date; a missing model only warns."""
+    from . import store
+    from .errors import GmtoolError
+    from .rank.embed import load_embedder
+    from .rank.vectors import VectorStore
+
+    try:
+        emb = load_embedder(device=device)
+    except GmtoolError as exc:
+        return 0, f"{exc.code}: {exc.message}; keyword search still works ({exc.hint})"
+    vs = VectorStore(index_dir)
+    todo: list[tuple[str, list[str]]] = []
+    for sid in sorted(manifest.sources):
+        rec = store.load_source(index_dir, sid, manifest.sources[sid].sha256)
+        todo.append((sid, units(rec.entries)[1]))
+    total = sum(len(t) for _, t in todo)
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        if progress:
+            progress(done[0], total, "embedding sections")
+
+    generated = 0
+    for sid, texts in todo:
+        before = done[0]
+        n = vs.update(sid, texts, emb, progress=tick)
+        done[0] = before + len(texts)
+        generated += n
+    warn = None
+    if emb.warnings:
+        warn = "; ".join(emb.warnings)
+    return generated, warn
+
+
+# --- query side ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def thesaurus() -> dict[str, list[str]]:
+    import orjson
+
+    path = Path(__file__).with_name("data") / "thesaurus.json"
+    data = orjson.loads(path.read_bytes())
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def expand(query: str) -> dict[str, float]:
+    """Curated expansion: phrases and words of the query -> rulebook vocabulary, at lower weight."""
+    from .text import normalize, tokenize
+
+    q = " " + normalize(query) + " "
+    own = set(tokenize(query))
+    out: dict[str, float] = {}
+    for key, terms in thesaurus().items():
+        if f" {normalize(key)} " in q or (" " not in key and key in own) or (
+            " " not in key and tokenize(key) and tokenize(key)[0] in own
+        ):
+            for term in terms:
+                for tok in tokenize(term):
+                    if tok not in own:
+                        out[tok] = max(out.get(tok, 0.0), W_EXPANSION)
+    return out
+
+
+def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray | None) -> dict[str, float]:
+    """Pseudo-relevance feedback: TF-IDF-weighted terms of the top BM25 sections."""
+    import math
+
+    from .rank.bm25 import top_k
+    from .text import STOPWORDS, tokenize
+
+    bm25, _ = lib.keyword()
+    top = top_k(scores, PRF_DOCS, mask)
+    if len(top) == 0:
+        return {}
+    df = bm25.df()
+    n = max(bm25.n_docs, 1)
+    tf: dict[str, float] = {}
+    for i in top:
+        e = lib.entries[int(i)]
+        for t in tokenize(e.title + " " + e.body[:1500]):
+            if t in own or t in STOPWORDS or len(t) < 3 or t.isdigit():
+                continue
+            tf[t] = tf.get(t, 0.0) + 1.0
+    weighted = []
+    for t, f in tf.items():
+        j = bm25.vocab.get(t)
+        if j is None:
+            continue
+        d = float(df[j])
+        if d < 2:
+            continue
+        weighted.append((math.log1p(f) * math.log(n / d), t))
+    weighted.sort(reverse=True)
+    best = weighted[0][0] if weighted else 1.0
+    return {t: W_PRF * w / best for w, t in weighted[:PRF_TERMS]}
+
+
+def type_intent(query: str) -> set[str]:
+    from .text import normalize
+
+    q = " " + normalize(query) + " "
+    return {t for t, words in TYPE_WORDS.items() if any(f" {w} " in q for w in words)}
+
+
+class _Dense:
+    """The library's unit vectors as one float32 matrix plus unit -> global entry ids."""
+
+    def __init__(self, lib: Library, fingerprint: str) -> None:
+        import numpy as np
+
+        from .rank.vectors import VectorStore
+
+        vs = VectorStore(lib.index_dir)
+        mats = []
+        gids: list[int] = []
+        self.missing: list[str] = []
+        for sid in sorted(lib.metas):
+            idx, texts = units(lib.records[sid].entries)
+            vec = vs.load(sid, fingerprint)
+            if vec is None or len(vec) != len(idx):
+                self.missing.append(sid)
+                continue
+            mats.append(np.asarray(vec, dtype=np.float32))
+            off = lib.offsets[sid]
+            gids.extend(off + i for i in idx)
+        self.matrix = np.vstack(mats) if mats else np.zeros((0, 384), dtype=np.float32)
+        self.gids = np.asarray(gids, dtype=np.int64)
+
+
+def _dense_cache(engine: Engine, lib: Library, fingerprint: str) -> _Dense:
+    key = (id(lib), fingerprint)
+    cache: dict[Any, _Dense] = engine.__dict__.setdefault("_dense_cache", {})
+    if key not in cache:
+        cache.clear()
+        cache[key] = _Dense(lib, fingerprint)
+    return cache[key]
+
+
+def _embed_query(engine: Engine, query: str, device: str, timeout: float) -> tuple[Any, Any, str | None]:
+    """(embedder, vector, warning): the model load and the query embedding share one deadline."""
+    from .errors import GmtoolError
+
+    def work() -> tuple[Any, Any]:
+        emb = engine.embedder(device)
+        return emb, emb.embed_query(query)
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    fut = pool.submit(work)
+    try:
+        emb, vec = fut.result(timeout=timeout)
+        return emb, vec, None
+    except concurrent.futures.TimeoutError:
+        return None, None, f"EMBED_TIMEOUT: embedding took longer than {timeout:g} s; showing keyword results"
+    except GmtoolError as exc:
+        return None, None, f"{exc.code}: {exc.message}; showing keyword results ({exc.hint})"
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _norm01(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    top = float(x.max()) if x.size else 0.0
+    return x / top if top > 0 else np.zeros_like(x)
+
+
+def ask(
+    engine: Engine,
+    lib: Library,
+    query: str,
+    flt: Filters,
+    limit: int = 10,
+    min_score: float = 0.0,
+    device: str = "auto",
+    timeout: float = 10.0,
+    ranker: str = "hybrid",
+    explain: bool = False,
+) -> SearchResult:
+    import numpy as np
+
+    from .errors import UsageError
+    from .rank.bm25 import top_k
+    from .search import keyword_scores
+    from .text import content_tokens, tokenize
+
+    if ranker not in ("hybrid", "bm25"):
+        raise UsageError("INVALID_RANKER", f"unknown ranker '{ranker}'", "use --ranker hybrid or --ranker bm25")
+    if device not in ("auto", "cpu", "cuda"):
+        raise UsageError("INVALID_DEVICE", f"unknown device '{device}'", "use --device auto, cpu or cuda")
+    warnings = list(lib.warnings)
+    q = check_query(query, warnings)
+    flt.types = check_types(flt.types)
+    flt.sources = resolve_sources(lib, flt.sources, warnings)
+    if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
+        return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
+    mask = build_mask(lib, flt)
+    own = set(content_tokens(q) or tokenize(q))
+    expansion = expand(q)
+    first = keyword_scores(lib, q, expansion)
+    prf = prf_terms(lib, first, own, mask)
+    extra = dict(expansion)
+    for t, w in prf.items():
+        extra[t] = max(extra.get(t, 0.0), w)
+    kw = keyword_scores(lib, q, extra)
+
+    targets = _global_targets(lib)
+    kw_ent = _fold_max(kw, targets, lib.n_docs)
+
+    mode = "keyword"
+    dense_ent = None
+    if ranker == "hybrid":
+        emb, qvec, warn = _embed_query(engine, q, device, timeout)
+        if warn:
+            warnings.append(warn)
+        if emb is not None:
+            for w in emb.warnings:
+                if w not in warnings:
+                    warnings.append(w)
+            dense = _dense_cache(engine, lib, emb.fingerprint)
+            if dense.matrix.shape[0] == 0:
+                warnings.append(
+                    "NO_EMBEDDINGS: this library has no sentence embeddings yet; run `gmtool scan` "
+                    "(without --no-embed) to add them. Showing keyword results."
+                )
+            else:
+                if dense.missing:
+                    warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors for {', '.join(dense.missing)}; run `gmtool scan`")
+                sims = dense.matrix @ np.asarray(qvec, dtype=np.float32)
+                dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
+                dense_ent[dense.gids] = sims
+                mode = "hybrid"
+
+    intents = type_intent(q)
+    type_boost = np.zeros(lib.n_docs, dtype=np.float32)
+    if intents:
+        type_boost = np.fromiter((e.content_type in intents for e in lib.entries), dtype=np.float32, count=lib.n_docs)
+    is_target = np.zeros(lib.n_docs, dtype=bool)
+    is_target[np.unique(targets)] = True
+    allowed = is_target if mask is None else (is_target & mask)
+
+    kw_n = _norm01(np.where(allowed, kw_ent, 0.0))
+    if dense_ent is not None:
+        d = np.where(allowed, dense_ent, -1.0)
+        top = float(d.max())
+        floor = float(np.percentile(d[allowed], 50)) if allowed.any() else 0.0
+        dn = np.clip((d - floor) / max(top - floor, 1e-6), 0.0, 1.0)
+        fused = W_BM25 * kw_n + W_DENSE * dn + W_TYPE * type_boost
+        norm = W_BM25 + W_DENSE + (W_TYPE if intents else 0.0)
+    else:
+        fused = kw_n + W_TYPE * type_boost
+        norm = 1.0 + (W_TYPE if intents else 0.0)
+    fused = np.where(allowed, fused / norm, 0.0)
+    order = [int(i) for i in top_k(fused, limit, allowed) if fused[int(i)] >= max(min_score, 1e-9)]
+    terms = own | set(extra)
+    hits = make_hits(lib, order, [float(fused[i]) for i in order], own)
+    bm_rank = _ranks(kw_n, allowed)
+    dn_rank = _ranks(dense_ent, allowed) if dense_ent is not None else None
+    for h, gid in zip(hits, order):
+        e = lib.entries[gid]
+        words = set(tokenize(e.title + " " + e.body[:3000]))
+        h.matched_terms = sorted(terms & words)
+        if dense_ent is not None:
+            h.similarity_score = round(float(max(0.0, min(1.0, dense_ent[gid]))), 4)
+        if explain:
+            h.explain = {
+                "bm25_rank": bm_rank.get(gid),
+                "dense_rank": dn_rank.get(gid) if dn_rank is not None else None,
+                "fused": round(float(fused[gid]), 4),
+                "expansion_matched": sorted(set(extra) & words),
+                "type_boost": bool(type_boost[gid]),
+            }
+    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings)
+
+
+def _global_targets(lib: Library) -> np.ndarray:
+    import numpy as np
+
+    cached = lib.__dict__.get("_targets")
+    if cached is None:
+        out = np.empty(lib.n_docs, dtype=np.int64)
+        for sid in sorted(lib.metas):
+            off = lib.offsets[sid]
+            t = fold_targets(lib.records[sid].entries)
+            out[off : off + len(t)] = np.asarray(t, dtype=np.int64) + off
+        lib.__dict__["_targets"] = out
+        cached = out
+    return cached
+
+
+def _fold_max(scores: np.ndarray, targets: np.ndarray, n: int) -> np.ndarray:
+    """An entity's keyword score: its own, or half its best folded subsection's if that is higher."""
+    import numpy as np
+
+    folded = np.zeros(n, dtype=np.float32)
+    np.maximum.at(folded, targets, scores.astype(np.float32) * 0.5)
+    return np.maximum(scores.astype(np.float32), folded)
+
+
+def _ranks(x: np.ndarray | None, allowed: np.ndarray, k: int = 200) -> dict[int, int]:
+    from .rank.bm25 import top_k
+
+    if x is None:
+        return {}
+    import numpy as np
+
+    xx = np.where(allowed, x, -np.inf) if x.min() < 0 else np.where(allowed, x, 0.0)
+    return {int(g): r for r, g in enumerate(top_k(xx - (xx.min() if np.isfinite(xx.min()) else 0) + 1e-9, k, allowed), 1)}
+
+
+

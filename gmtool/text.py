@@ -1,0 +1,195 @@
+"""Text normalisation, tokenisation and slugs shared by indexing and querying.
+
+Pure standard library (re + unicodedata): this module is imported at CLI start-up.
+
+The same `tokenize` must run on documents and on queries, so every rule here is about
+making the two sides agree, not about linguistic correctness:
+
+* `normalize` folds case, diacritics, the PDF hyphen soup (SRD 5.1 stores "half-elf" as
+  "half-\\u00ad\\u2010\\u2011elf") and odd whitespace (tab + newline + space + NBSP).
+* `tokenize` splits on non-alphanumerics and applies a light, conservative stemmer
+  (plurals always, "-ing"/"-ed" only where the stem is unambiguous).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["STOPWORDS", "content_tokens", "normalize", "slugify", "stem", "tokenize"]
+
+# --- normalize -------------------------------------------------------------------------
+
+# Invisible characters that must vanish (soft hyphen, zero-width space/joiners, word
+# joiner, BOM, Mongolian vowel separator).
+_INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+# Every Unicode hyphen/dash/minus variant, folded to "-".
+_DASHES = (
+    "\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212"
+    "\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d"
+)
+_QUOTES = "\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4"
+_TRANSLATE = {ord(c): None for c in _INVISIBLE}
+_TRANSLATE.update({ord(c): "-" for c in _DASHES})
+_TRANSLATE.update({ord(c): "'" for c in _QUOTES})
+_TRANSLATE.update({ord(c): '"' for c in "\u201c\u201d\u201e\u201f\u00ab\u00bb\uff02"})
+
+# Combining marks left behind by NFKD (the common blocks; Python's re has no \p{Mn}).
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+_DASH_RUN = re.compile(r"-{2,}")
+
+
+def normalize(s: str) -> str:
+    """Lowercase, strip diacritics, fold hyphen variants and whitespace runs.
+
+    >>> normalize("Half-\\u00ad\\u2010\\u2011Elf\\t\\n \\u00a0Ranséur")
+    'half-elf ranseur'
+    """
+    if not s.isascii():
+        s = unicodedata.normalize("NFKD", s)
+        s = _COMBINING.sub("", s)
+        s = s.translate(_TRANSLATE)
+    s = s.casefold()
+    if "--" in s:
+        s = _DASH_RUN.sub("-", s)
+    return " ".join(s.split())  # str.split() splits on every Unicode space, NBSP included
+
+
+# --- stemming --------------------------------------------------------------------------
+
+_VOWELS = frozenset("aeiou")
+_IRREGULAR = {
+    # -ves plurals (the general rule only strips the "s": curves -> curve)
+    "wolves": "wolf", "elves": "elf", "dwarves": "dwarf", "halves": "half", "selves": "self",
+    "shelves": "shelf", "thieves": "thief", "knives": "knife", "lives": "life", "leaves": "leaf",
+    "staves": "staff", "hooves": "hoof", "scarves": "scarf", "wives": "wife", "loaves": "loaf",
+    "calves": "calf", "themselves": "themself", "yourselves": "yourself", "ourselves": "ourself",
+    "werewolves": "werewolf", "halflings": "halfling",
+    # -oes plurals (foes, shoes, toes keep their "e")
+    "heroes": "hero", "echoes": "echo", "volcanoes": "volcano", "tornadoes": "tornado",
+    "torpedoes": "torpedo", "potatoes": "potato", "tomatoes": "tomato", "dominoes": "domino",
+    "mosquitoes": "mosquito", "goes": "go", "does": "do",
+    # other irregular plurals common in rulebooks
+    "mice": "mouse", "geese": "goose", "feet": "foot", "teeth": "tooth", "men": "man",
+    "women": "woman", "children": "child", "dice": "die", "oxen": "ox", "lice": "louse",
+    "fungi": "fungus", "cacti": "cactus", "larvae": "larva", "people": "person",
+    # look like inflections but are not
+    "lightning": "lightning", "morning": "morning", "evening": "evening", "ceiling": "ceiling",
+    "during": "during", "sibling": "sibling", "offspring": "offspring", "pudding": "pudding",
+    "seed": "seed", "need": "need", "bleed": "bleed", "speed": "speed", "breed": "breed",
+    "hundred": "hundred", "sacred": "sacred", "naked": "naked", "wicked": "wicked",
+    "this": "this", "its": "its", "has": "has", "was": "was", "is": "is", "us": "us",
+}
+# Stems that an "-ing"/"-ed" was most likely glued onto after dropping an "e" (charg-ing,
+# curs-ed, grappl-ed, breath-ing): keep such words whole rather than guess.
+_E_DROP_ENDINGS = ("ng", "rg", "dg", "rs", "ns", "ls", "lv", "rv", "nc", "rc", "th", "bl", "tl",
+                   "pl", "gl", "kl", "dl", "fl", "zl", "cl", "ps", "ys", "us")
+_KEEP_DOUBLE = frozenset("lsfz")
+
+
+def _strip_plural(w: str) -> str:
+    n = len(w)
+    if n <= 3 or w[-1] != "s":
+        return w
+    if w.endswith("ss") or w.endswith("us") or w.endswith("is"):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y" if n > 4 else w[:-1]  # abilities -> ability, dies -> die
+    if w.endswith("axes"):
+        return w[:-1]  # greataxes -> greataxe (not "greatax")
+    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return w[:-2]  # classes, boxes, torches, ashes
+    return w[:-1]
+
+
+def _strip_suffix(w: str, suffix: str) -> str:
+    """Strip "ing"/"ed" only where the bare stem is unambiguous."""
+    stem = w[: -len(suffix)]
+    if len(stem) < 3 or not stem.isalpha():
+        return w
+    last, prev = stem[-1], stem[-2]
+    if last in _VOWELS:
+        return w  # petrified, proceed
+    if last == prev:  # doubled consonant
+        return stem if last in _KEEP_DOUBLE else stem[:-1]  # falling -> fall, running -> run
+    if len(stem) < 4 or stem.endswith(_E_DROP_ENDINGS):
+        return w
+    if prev not in _VOWELS:
+        return stem  # casting -> cast, attacked -> attack
+    if stem[-3] in _VOWELS:
+        return stem  # healing -> heal, poisoned -> poison
+    return w  # making, hiding: the "e" may have been dropped; keep whole
+
+
+def stem(w: str) -> str:
+    """Light, conservative stemmer (see module docstring). Tokens with digits are kept."""
+    return _STEM_CACHE[w]
+
+
+def _stem(w: str) -> str:
+    if w in _IRREGULAR:
+        r = _IRREGULAR[w]
+    elif not w.isalpha() or len(w) <= 3:
+        r = w
+    else:
+        r = _strip_plural(w)
+        if r in _IRREGULAR:
+            r = _IRREGULAR[r]
+        elif r.endswith("ing"):
+            r = _strip_suffix(r, "ing")
+        elif r.endswith("ed"):
+            r = _strip_suffix(r, "ed")
+    return r
+
+
+class _StemCache(dict):
+    """word -> stem; lookups run at C speed through map(cache.__getitem__, words)."""
+
+    def __missing__(self, w: str) -> str:
+        r = _stem(w)
+        if len(self) < 500_000:
+            self[w] = r
+        return r
+
+
+_STEM_CACHE = _StemCache()
+
+# --- tokenize --------------------------------------------------------------------------
+
+_APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")
+_WORD = re.compile(r"[^\W_]+")
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by can could do does did for from had has have how i if in
+    into is it its me my no not of on or our so than that the their them then there these
+    they this those to up was we were what when where which while who whom why will with
+    would you your im""".split()
+)
+
+
+def tokenize(s: str) -> list[str]:
+    """normalize, split on non-alphanumerics, stem. "Half-Elves' 1st d20" -> half, elf, 1st, d20."""
+    s = normalize(s)
+    if "'" in s:
+        s = _APOSTROPHE.sub("", s)  # dragon's -> dragons -> dragon; don't -> dont
+    return list(map(_STEM_CACHE.__getitem__, _WORD.findall(s)))
+
+
+def content_tokens(s: str) -> list[str]:
+    """Query-side tokens: `tokenize` minus STOPWORDS (falls back to all tokens if none left)."""
+    toks = tokenize(s)
+    kept = [t for t in toks if t not in STOPWORDS]
+    return kept or toks
+
+
+# --- slugify ---------------------------------------------------------------------------
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def slugify(s: str) -> str:
+    """Stable ascii id: "Bag of Holding (Wondrous)" -> "bag-of-holding-wondrous"."""
+    s = normalize(s)
+    if not s.isascii():
+        s = s.encode("ascii", "ignore").decode("ascii")
+    return _NON_ALNUM.sub("-", s.replace("'", "")).strip("-")

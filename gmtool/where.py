@@ -1,0 +1,196 @@
+"""The `--where` filter grammar over typed fields (see gmtool.fields).
+
+    level=3   school=evocation   cr<=5   cr=1/4..2   concentration=yes   rarity!=common
+
+`parse_where` turns the expressions into Conditions (raising UsageError INVALID_FILTER on
+anything it cannot read), and `matches` tests an entry's fields against all of them.
+A field that is None never satisfies a condition, not even `!=`. Pure Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gmtool.errors import UsageError
+from gmtool.fields import FIELD_TYPES
+
+ALIASES: dict[str, str] = {"cr": "challenge", "lvl": "level", "ac": "armor_class", "hp": "hit_points"}
+
+OPS: tuple[str, ...] = ("=", "!=", "<", "<=", ">", ">=", "..")  # ".." is an inclusive range
+
+_EXPR = re.compile(r"^\s*(?P<field>[A-Za-z_][A-Za-z0-9_-]*)\s*(?P<op><=|>=|!=|==|=|<|>)\s*(?P<value>.*?)\s*$")
+_TRUE = {"true", "yes", "y", "1", "on"}
+_FALSE = {"false", "no", "n", "0", "off"}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    field: str  # canonical field name (aliases resolved)
+    op: str  # one of OPS
+    value: Any  # typed value; for "..", a (low, high) tuple
+
+
+def _fail(message: str, hint: str = "") -> UsageError:
+    return UsageError("INVALID_FILTER", message, hint=hint or _usage_hint())
+
+
+def _usage_hint() -> str:
+    return "use field=value, field<=n, field>=n, field<n, field>n, field!=value or field=a..b, e.g. --where cr<=5"
+
+
+def _fields_hint() -> str:
+    aliases = ", ".join(f"{a}={f}" for a, f in ALIASES.items())
+    return f"valid fields: {', '.join(FIELD_TYPES)} (aliases: {aliases})"
+
+
+def _field(name: str) -> str:
+    key = name.strip().lower().replace("-", "_")
+    key = ALIASES.get(key, key)
+    if key not in FIELD_TYPES:
+        raise _fail(f"unknown field '{name.strip()}'", hint=_fields_hint())
+    return key
+
+
+def _number(field: str, kind: str, text: str) -> int | float:
+    t = text.strip().replace(" ", "")
+    try:
+        if "/" in t:
+            num, den = t.split("/", 1)
+            value = int(num) / int(den)
+        else:
+            value = float(t)
+    except (ValueError, ZeroDivisionError):
+        raise _fail(
+            f"'{text}' is not a number (field '{field}' is numeric)", hint="e.g. cr=1/4, level>=3"
+        ) from None
+    if kind == "int" and value == int(value):
+        return int(value)
+    return value
+
+
+def _bool(field: str, text: str) -> bool:
+    t = text.strip().lower()
+    if t in _TRUE:
+        return True
+    if t in _FALSE:
+        return False
+    raise _fail(f"'{text}' is not true or false (field '{field}')", hint="use true/false, yes/no or 1/0")
+
+
+def _typed(field: str, text: str) -> Any:
+    kind = FIELD_TYPES[field]
+    if kind in ("int", "float"):
+        return _number(field, kind, text)
+    if kind == "bool":
+        return _bool(field, text)
+    value = re.sub(r"\s+", " ", text.strip().strip("'\"")).lower()
+    if not value:
+        raise _fail(f"empty value for field '{field}'")
+    return value
+
+
+def _condition(field: str, op: str, text: str) -> Condition:
+    kind = FIELD_TYPES[field]
+    if op == "==":
+        op = "="
+    if not text.strip():
+        raise _fail(f"missing value for field '{field}'")
+    if op == "=" and ".." in text:
+        low, _, high = text.partition("..")
+        if kind not in ("int", "float"):
+            raise _fail(f"a range needs a numeric field; '{field}' is {kind}")
+        if not low.strip() or not high.strip():
+            raise _fail(f"malformed range '{text}'", hint="write a range as field=low..high, e.g. cr=1..5")
+        lo, hi = _number(field, kind, low), _number(field, kind, high)
+        if lo > hi:
+            lo, hi = hi, lo
+        return Condition(field, "..", (lo, hi))
+    if op in ("<", "<=", ">", ">=") and kind not in ("int", "float"):
+        raise _fail(
+            f"'{op}' needs a numeric field; '{field}' is {kind}",
+            hint="use = or != for text and true/false fields",
+        )
+    return Condition(field, op, _typed(field, text))
+
+
+def parse_where(exprs: list[str] | tuple[str, ...]) -> list[Condition]:
+    """Parse `--where` expressions, one condition each; all of them must hold (AND)."""
+    conds: list[Condition] = []
+    for expr in exprs:
+        m = _EXPR.match(expr or "")
+        if m is None:
+            raise _fail(f"malformed filter '{expr}'")
+        conds.append(_condition(_field(m.group("field")), m.group("op"), m.group("value")))
+    return conds
+
+
+def parse_where_dict(spec: Mapping[str, Any] | None) -> list[Condition]:
+    """The MCP form: {"level": 3, "school": "evocation", "cr": "<=5", "challenge": "1..5"}.
+
+    A string value may start with an operator (<=, >=, !=, <, >, =); other values mean equality.
+    """
+    conds: list[Condition] = []
+    for name, raw in (spec or {}).items():
+        field = _field(str(name))
+        if isinstance(raw, bool):
+            conds.append(
+                Condition(field, "=", _bool(field, str(raw)))
+                if FIELD_TYPES[field] == "bool"
+                else _condition(field, "=", str(raw))
+            )
+            continue
+        if isinstance(raw, (int, float)):
+            if FIELD_TYPES[field] not in ("int", "float"):
+                conds.append(_condition(field, "=", str(raw)))
+            else:
+                conds.append(Condition(field, "=", raw))
+            continue
+        if not isinstance(raw, str):
+            raise _fail(f"unsupported value for field '{name}': {raw!r}")
+        m = re.match(r"^\s*(<=|>=|!=|==|=|<|>)?\s*(.*)$", raw, re.DOTALL)
+        assert m is not None
+        conds.append(_condition(field, m.group(1) or "=", m.group(2)))
+    return conds
+
+
+def _compare(actual: Any, cond: Condition) -> bool:
+    kind = FIELD_TYPES[cond.field]
+    if kind == "str":
+        actual = re.sub(r"\s+", " ", str(actual)).strip().lower()
+    elif kind == "bool":
+        actual = bool(actual)
+    if cond.op == "=":
+        return actual == cond.value
+    if cond.op == "!=":
+        return actual != cond.value
+    if cond.op == "..":
+        low, high = cond.value
+        return low <= actual <= high
+    if cond.op == "<":
+        return actual < cond.value
+    if cond.op == "<=":
+        return actual <= cond.value
+    if cond.op == ">":
+        return actual > cond.value
+    return actual >= cond.value
+
+
+def matches(fields: Mapping[str, Any] | None, conds: list[Condition]) -> bool:
+    """True when every condition holds; a missing or None field fails its condition."""
+    if not conds:
+        return True
+    if not fields:
+        return False
+    for cond in conds:
+        actual = fields.get(cond.field)
+        if actual is None:
+            return False
+        try:
+            if not _compare(actual, cond):
+                return False
+        except TypeError:
+            return False
+    return True

@@ -1,0 +1,71 @@
+"""Shared fixtures: an isolated user config per test, and the corpus scanned once per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+SAMPLE = REPO / "gmtool" / "sample"
+CORPUS_PDFS = ["cc-srd5.pdf", "SRD5.1-CCBY4.0_License_live_links.pdf", "Songs-of-Maya_rules.pdf",
+               "lasers_and_feelings_rpg.pdf"]
+CORPUS_MDS = ["cc-srd5.md", "DND-SRD-5.2-CC.md", "Fate-Condensed-SRD-CC-BY.md", "Basic-Fantasy-RPG-Rules-r142.md"]
+
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS} (CI puts ../shared beside the checkout)")
+
+
+@pytest.fixture(autouse=True)
+def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never read or write the real user's config, cache or default library."""
+    base = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("GMTOOL_CONFIG_DIR", str(base / "config"))
+    monkeypatch.delenv("GMTOOL_LIBRARY", raising=False)
+    monkeypatch.delenv("GMTOOL_INDEX_DIR", raising=False)
+    monkeypatch.delenv("GMTOOL_DEBUG", raising=False)
+    if "GMTOOL_CACHE_DIR" not in os.environ:
+        monkeypatch.setenv("GMTOOL_CACHE_DIR", str(SESSION_CACHE))
+
+
+SESSION_CACHE = Path(os.environ.get("GMTOOL_TEST_CACHE", "/tmp/gmtool-test-cache"))
+
+
+@pytest.fixture
+def sample_lib(tmp_path: Path) -> Path:
+    """A private copy of the bundled sample library (tests may modify it)."""
+    dest = tmp_path / "sample"
+    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def corpus_lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The corpus (4 PDFs + 4 Markdown files) scanned once, keyword-only, for the whole session.
+
+    Tests must treat it as read-only; copy it when a test needs to change it.
+    """
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    lib = tmp_path_factory.mktemp("corpus")
+    for name in CORPUS_PDFS:
+        shutil.copy2(CORPUS / "pdf" / name, lib / name)
+    for name in CORPUS_MDS:
+        shutil.copy2(CORPUS / "md" / name, lib / name)
+    from gmtool.engine import Engine
+
+    old = os.environ.get("GMTOOL_CONFIG_DIR")
+    os.environ["GMTOOL_CONFIG_DIR"] = str(lib / ".config")
+    try:
+        report = Engine(lib).scan(embed=False)
+    finally:
+        if old is None:
+            os.environ.pop("GMTOOL_CONFIG_DIR", None)
+        else:
+            os.environ["GMTOOL_CONFIG_DIR"] = old
+    assert not report.failed, report.failed
+    yield lib

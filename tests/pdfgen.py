@@ -1,0 +1,932 @@
+"""PDF generators for the test-suite and for the bundled sample library.
+
+Every ``make_*`` function writes one PDF to ``path`` and returns ``path`` (as a ``Path``).
+fpdf2 is a test-only dependency, so it is imported inside the functions that need it.
+
+The sample library's PDFs (``gmtool/sample/bestiary.pdf`` and ``grimoire.pdf``) are built
+from the content below by :func:`build_sample`; rebuild them with::
+
+    python tests/pdfgen.py --sample gmtool/sample
+
+Text is kept to ASCII: fpdf2's core fonts only cover latin-1.
+
+Section format used throughout: a flat list of ``(title, level, paragraphs)`` tuples in
+document order. ``level`` 0 is a chapter (starts a new page, 18 pt bold), 1 a section
+(14 pt bold), 2 a minor heading such as "Actions" (11 pt bold). ``paragraphs`` is a list of
+strings, each printed as its own 10 pt paragraph (a stat-block line is one paragraph).
+In outline PDFs, levels 0 and 1 get bookmarks; level 2 headings are typography only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+Section = tuple[str, int, Sequence[str]]
+
+HEADING_SIZES = {0: 18, 1: 14, 2: 11}
+BODY_SIZE = 10
+BODY_LINE_H = 5.0
+
+# --------------------------------------------------------------------------------------
+# Generic content for tests
+# --------------------------------------------------------------------------------------
+
+DEFAULT_SECTIONS: list[Section] = [
+    (
+        "Chapter One: The Harbor",
+        0,
+        [
+            (
+                "The harbor town of Wickmouth sits where the river meets the grey sea. "
+                "Its lamps burn all night, and its people trade in salt, rope and rumours."
+            ),
+        ],
+    ),
+    (
+        "Dockside Taverns",
+        1,
+        [
+            (
+                "The Gull and Anchor serves fish stew and cheap ale. The owner, a retired "
+                "smuggler named Berrin Oakhollow, knows every captain on the coast."
+            ),
+        ],
+    ),
+    (
+        "The Lamplighters' Guild",
+        1,
+        [
+            (
+                "The guild keeps the harbor lamps lit. Members carry brass hooks and swear "
+                "never to let a light go out while a ship is still at sea."
+            ),
+        ],
+    ),
+    (
+        "Chapter Two: The Marsh",
+        0,
+        [
+            "East of town the land dissolves into reed beds, tidal pools and fog.",
+        ],
+    ),
+    (
+        "Reed Paths",
+        1,
+        [
+            (
+                "Safe paths through the marsh are marked with knotted red cords. A traveller "
+                "who strays from them sinks to the knee with every step."
+            ),
+        ],
+    ),
+    (
+        "Marsh Lights",
+        1,
+        [
+            (
+                "Pale lights drift above the water at dusk. Locals say they are the lanterns "
+                "of drowned fishermen still looking for the way home."
+            ),
+        ],
+    ),
+    (
+        "Chapter Three: The Cliffs",
+        0,
+        [
+            "North of Wickmouth the coast rises into chalk cliffs full of nesting birds.",
+        ],
+    ),
+    (
+        "The Old Lighthouse",
+        1,
+        [
+            (
+                "A ruined lighthouse stands at the cliff edge. Its lamp has been dark for "
+                "forty years, yet sailors still swear they see it lit on stormy nights."
+            ),
+        ],
+    ),
+]
+
+
+def _new_pdf():
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4", unit="mm")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.set_margins(15, 15, 15)
+    pdf.set_creator("gmtool tests/pdfgen.py")
+    return pdf
+
+
+def _heading(pdf, title: str, level: int) -> None:
+    size = HEADING_SIZES.get(level, 11)
+    pdf.set_font("helvetica", "B", size)
+    pdf.ln(2 if level else 0)
+    pdf.multi_cell(0, size * 0.5, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(1)
+
+
+def _paragraphs(pdf, paragraphs: Sequence[str]) -> None:
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    for para in paragraphs:
+        pdf.multi_cell(0, BODY_LINE_H, para, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(1.5)
+
+
+def _render(pdf, sections: Sequence[Section], outline: bool) -> None:
+    """Render sections; a level-0 section starts a new page."""
+    for title, level, paragraphs in sections:
+        if level == 0 or pdf.page == 0:
+            pdf.add_page()
+        if outline and level <= 1:
+            # start_section only records the bookmark (no section_title_styles set);
+            # the visible heading is drawn by _heading just after, on the same spot.
+            pdf.start_section(title, level=level)
+        _heading(pdf, title, level)
+        _paragraphs(pdf, paragraphs)
+
+
+def make_outline_pdf(
+    path, sections: Sequence[Section] | None = None, title: str = "Outline Test Book"
+) -> Path:
+    """A few pages with bold headings and a two-level outline matching them."""
+    pdf = _new_pdf()
+    pdf.set_title(title)
+    _render(pdf, sections or DEFAULT_SECTIONS, outline=True)
+    return _out(pdf, path)
+
+
+def make_plain_pdf(path, sections: Sequence[Section] | None = None, title: str = "Plain Test Book") -> Path:
+    """Same kind of content as make_outline_pdf but with no outline: headings only by font."""
+    pdf = _new_pdf()
+    pdf.set_title(title)
+    _render(pdf, sections or DEFAULT_SECTIONS, outline=False)
+    return _out(pdf, path)
+
+
+# Column geometry (mm) for make_two_column_pdf: left x in [15, 100], right x in [110, 195].
+TWO_COL_LEFT_X = 15.0
+TWO_COL_RIGHT_X = 110.0
+TWO_COL_WIDTH = 85.0
+TWO_COL_SPLIT_X = 105.0  # any x between the columns; in PDF points that is ~297.6
+
+_LEFT_LINES = [
+    ("LEFT HEADING", True),
+    ("LEFT-ONE the first left paragraph", False),
+    ("begins here and continues with", False),
+    ("more words of the left side.", False),
+    ("", False),
+    ("LEFT-TWO the second left paragraph", False),
+    ("speaks of lanterns and harbors", False),
+    ("and ends on this left line.", False),
+]
+_RIGHT_LINES = [
+    ("RIGHT HEADING", True),
+    ("RIGHT-ONE the first right paragraph", False),
+    ("starts here and goes on with", False),
+    ("more words of the right side.", False),
+    ("", False),
+    ("RIGHT-TWO the second right paragraph", False),
+    ("speaks of reefs and fog banks", False),
+    ("and ends on this right line.", False),
+]
+
+
+def make_two_column_pdf(path) -> Path:
+    """One page with two text columns whose lines share the same y positions.
+
+    Left column text contains LEFT-ONE / LEFT-TWO, right column RIGHT-ONE / RIGHT-TWO,
+    each column has a bold 16 pt heading. A naive line-by-line extractor interleaves them.
+    """
+    pdf = _new_pdf()
+    pdf.set_title("Two Column Test")
+    pdf.add_page()
+    top = 30.0
+    for x, lines in ((TWO_COL_LEFT_X, _LEFT_LINES), (TWO_COL_RIGHT_X, _RIGHT_LINES)):
+        y = top
+        for text, is_heading in lines:
+            pdf.set_font("helvetica", "B" if is_heading else "", 16 if is_heading else BODY_SIZE)
+            pdf.set_xy(x, y)
+            if text:
+                pdf.cell(TWO_COL_WIDTH, 8 if is_heading else BODY_LINE_H, text)
+            y += 10 if is_heading else BODY_LINE_H
+    return _out(pdf, path)
+
+
+ENCRYPTED_USER_PASSWORD = "lantern"
+ENCRYPTED_OWNER_PASSWORD = "keeper"
+
+
+def make_encrypted_pdf(path) -> Path:
+    """A PDF with a user password (ENCRYPTED_USER_PASSWORD); RC4, so no extra packages."""
+    pdf = _new_pdf()
+    pdf.set_title("Encrypted Test Book")
+    _render(pdf, DEFAULT_SECTIONS[:3], outline=True)
+    pdf.set_encryption(owner_password=ENCRYPTED_OWNER_PASSWORD, user_password=ENCRYPTED_USER_PASSWORD)
+    return _out(pdf, path)
+
+
+CORRUPT_KINDS = ("zero", "garbage", "truncated", "broken_xref", "not_pdf")
+
+
+def _valid_pdf_bytes() -> bytes:
+    pdf = _new_pdf()
+    pdf.set_title("Soon Corrupt")
+    _render(pdf, DEFAULT_SECTIONS, outline=False)
+    return bytes(pdf.output())
+
+
+def make_corrupt_pdf(path, kind: str) -> Path:
+    """Write a damaged ``.pdf`` of the given kind.
+
+    - ``zero``: an empty file.
+    - ``garbage``: 4 KiB of (seeded) random bytes, no PDF header.
+    - ``truncated``: the first half of a valid PDF (no xref, no trailer, cut mid-stream).
+    - ``broken_xref``: a complete PDF whose ``startxref`` value and every xref table offset
+      point to wrong places. pdfium and pdfminer/pdfplumber both rebuild the xref by
+      scanning the file, so this one usually STILL OPENS (tests treat it as "repairable").
+    - ``not_pdf``: a plain-text file that merely has a .pdf name.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "zero":
+        data = b""
+    elif kind == "garbage":
+        data = random.Random(1234).randbytes(4096)
+        if data.startswith(b"%PDF"):  # practically impossible, but be sure
+            data = b"\x00" + data[1:]
+    elif kind == "truncated":
+        good = _valid_pdf_bytes()
+        data = good[: len(good) // 2]
+    elif kind == "broken_xref":
+        good = _valid_pdf_bytes()
+        data = re.sub(rb"startxref\s+(\d+)", lambda m: b"startxref\n" + b"9" * len(m.group(1)), good)
+        # each xref entry is "nnnnnnnnnn ggggg n \n": shift every in-use offset by +7
+        data = re.sub(
+            rb"(\d{10}) (\d{5}) n",
+            lambda m: b"%010d %s n" % (int(m.group(1)) + 7, m.group(2)),
+            data,
+        )
+        assert data != good and b"startxref" in data
+    elif kind == "not_pdf":
+        data = b"These are my session notes, not a PDF.\nSession 3: the party reached the old lighthouse.\n"
+    else:
+        raise ValueError(f"unknown corrupt kind {kind!r}; expected one of {CORRUPT_KINDS}")
+    path.write_bytes(data)
+    return path
+
+
+def make_image_only_pdf(path) -> Path:
+    """One page of drawn shapes (rectangles, lines, a circle) and no text layer at all."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    pdf.set_fill_color(200, 200, 210)
+    pdf.rect(20, 20, 170, 40, style="F")
+    pdf.set_draw_color(40, 40, 60)
+    pdf.set_line_width(0.8)
+    pdf.rect(20, 70, 80, 120, style="D")
+    pdf.set_fill_color(120, 150, 180)
+    pdf.rect(110, 70, 80, 60, style="DF")
+    pdf.circle(x=150, y=165, radius=20, style="D")
+    for i in range(8):
+        pdf.line(25, 80 + i * 12, 95, 80 + i * 12)
+    return _out(pdf, path)
+
+
+def _out(pdf, path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # fixed dates keep the generated sample files byte-stable between rebuilds
+    import datetime as _dt
+
+    pdf.set_creation_date(_dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc))
+    pdf.output(str(path))
+    return path
+
+
+# --------------------------------------------------------------------------------------
+# Sample library content (original; CC0, see gmtool/sample/SOURCES.md)
+# --------------------------------------------------------------------------------------
+
+BESTIARY_TITLE = "Bestiary of the Lantern Coast"
+
+BESTIARY_SECTIONS: list[Section] = [
+    (
+        BESTIARY_TITLE,
+        0,
+        [
+            (
+                "This bestiary collects the creatures that haunt the shores, wrecks and cliffs of the "
+                "Lantern Coast, a long stretch of fog-bound harbors where every village keeps a lamp "
+                "burning through the night. Each entry gives a short description followed by a stat "
+                "block for use at the table."
+            ),
+            (
+                "Monsters are grouped by where travellers are most likely to meet them: on the shore and "
+                "in the shallows, among wrecks and drowned places, and on the cliffs and the open water."
+            ),
+        ],
+    ),
+    (
+        "How to Read a Stat Block",
+        1,
+        [
+            (
+                "The line under a creature's name gives its size, type and alignment. Armor Class, Hit "
+                "Points and Speed follow, then the six ability scores. Challenge rates how dangerous the "
+                "creature is for a party of four adventurers, with the experience points it is worth."
+            ),
+            (
+                "Under Actions you will find what the creature can do on its turn. Attacks list their "
+                "bonus to hit, their reach or range, and the damage they deal on a hit."
+            ),
+        ],
+    ),
+    (
+        "Shore and Shallows",
+        0,
+        [
+            (
+                "Tide pools, sandbars and rocky beaches. Most creatures here are hungry rather than "
+                "cruel, but a careless beachcomber can still end up as a meal or a statue."
+            ),
+        ],
+    ),
+    (
+        "Tidecrawler Crab",
+        1,
+        [
+            (
+                "A crab the size of a rowing boat, its shell crusted with barnacles and kelp. Tidecrawlers "
+                "bury themselves in wet sand at low tide and burst out when something walks overhead."
+            ),
+            "Large beast, unaligned",
+            "Armor Class 15 (natural armor)",
+            "Hit Points 45 (6d10 + 12)",
+            "Speed 30 ft., swim 30 ft.",
+            "STR 17 (+3)  DEX 10 (+0)  CON 15 (+2)  INT 1 (-5)  WIS 10 (+0)  CHA 3 (-4)",
+            "Skills Stealth +4 (+8 when buried in sand)",
+            "Senses blindsight 30 ft., passive Perception 10",
+            "Challenge 2 (450 XP)",
+            "Amphibious. The crab can breathe air and water.",
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            "Multiattack. The crab makes two claw attacks.",
+            (
+                "Claw. Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 8 (1d10 + 3) "
+                "bludgeoning damage, and the target is grappled (escape DC 13). The crab has two claws, "
+                "each of which can grapple only one target."
+            ),
+        ],
+    ),
+    (
+        "Saltglass Gazer",
+        1,
+        [
+            (
+                "A squat, six-legged lizard whose scales glitter like wet salt. Its gaze turns living "
+                "flesh into grey, glassy stone: beaches near its lair are dotted with petrified gulls, "
+                "crabs and the occasional unlucky fisherman, frozen mid-stride. A polished mirror turned "
+                "against the gazer can turn its own gaze back on it."
+            ),
+            "Medium monstrosity, unaligned",
+            "Armor Class 14 (natural armor)",
+            "Hit Points 52 (8d8 + 16)",
+            "Speed 25 ft.",
+            "STR 15 (+2)  DEX 9 (-1)  CON 15 (+2)  INT 3 (-4)  WIS 11 (+0)  CHA 6 (-2)",
+            "Senses darkvision 60 ft., passive Perception 10",
+            "Challenge 3 (700 XP)",
+            (
+                "Petrifying Gaze. When a creature that can see the gazer's eyes starts its turn within "
+                "30 feet of it, the gazer can force it to make a DC 12 Constitution saving throw. On a "
+                "failure the creature begins to turn to stone and is restrained. At the end of its next "
+                "turn it repeats the save; on a second failure it is petrified until freed by magic that "
+                "ends curses or by a Saltglass Mirror. A creature can avert its eyes to avoid the save, "
+                "but then has disadvantage on attacks against the gazer."
+            ),
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            (
+                "Bite. Melee Weapon Attack: +4 to hit, reach 5 ft., one target. Hit: 9 (2d6 + 2) "
+                "piercing damage plus 5 (2d4) acid damage."
+            ),
+        ],
+    ),
+    (
+        "Wrecks and Drowned Places",
+        0,
+        [
+            (
+                "Broken hulls, sunken chapels and flooded cellars. The dead of the sea do not always "
+                "rest, and the lamps of the coast were first lit to keep them away."
+            ),
+        ],
+    ),
+    (
+        "Drowned Bellringer",
+        1,
+        [
+            (
+                "The swollen corpse of a sailor who drowned with a ship's bell still in hand. Bellringers "
+                "wade out of the surf on foggy nights, tolling their bells to lure the living into the "
+                "water. They hate lantern light and will not step into a brightly lit area willingly."
+            ),
+            "Medium undead, neutral evil",
+            "Armor Class 13",
+            "Hit Points 27 (5d8 + 5)",
+            "Speed 30 ft., swim 30 ft.",
+            "STR 14 (+2)  DEX 10 (+0)  CON 13 (+1)  INT 6 (-2)  WIS 10 (+0)  CHA 8 (-1)",
+            "Damage Immunities poison",
+            "Condition Immunities exhaustion, poisoned",
+            "Senses darkvision 60 ft., passive Perception 10",
+            "Challenge 2 (450 XP)",
+            "Lantern Dread. While in bright light, the bellringer has disadvantage on attack rolls.",
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            (
+                "Slam. Melee Weapon Attack: +4 to hit, reach 5 ft., one target. Hit: 7 (1d10 + 2) "
+                "bludgeoning damage."
+            ),
+            (
+                "Drowning Toll (Recharge 5-6). The bellringer rings its bell. Each creature within 20 feet "
+                "that can hear it must succeed on a DC 11 Wisdom saving throw or spend its next turn "
+                "moving toward the nearest deep water, as if sleepwalking."
+            ),
+        ],
+    ),
+    (
+        "Lamplighter Wisp",
+        1,
+        [
+            (
+                "A small floating flame that imitates a lantern carried by an unseen hand. Wisps lead "
+                "lost travellers onto rocks and into sinking sand, and feed on the fear they cause."
+            ),
+            "Tiny undead, chaotic evil",
+            "Armor Class 17",
+            "Hit Points 18 (7d4)",
+            "Speed 0 ft., fly 50 ft. (hover)",
+            "STR 1 (-5)  DEX 24 (+7)  CON 10 (+0)  INT 12 (+1)  WIS 12 (+1)  CHA 10 (+0)",
+            "Damage Resistances fire, cold; bludgeoning, piercing and slashing from nonmagical attacks",
+            "Senses darkvision 120 ft., passive Perception 11",
+            "Challenge 1 (200 XP)",
+            "False Lantern. The wisp can dim itself to invisibility as a bonus action.",
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            (
+                "Scorching Touch. Melee Spell Attack: +9 to hit, reach 5 ft., one creature. Hit: 7 (2d6) "
+                "fire damage."
+            ),
+        ],
+    ),
+    (
+        "Cliffs and Open Water",
+        0,
+        [
+            "Chalk cliffs, sea caves and the grey water beyond the last buoy.",
+        ],
+    ),
+    (
+        "Cliff Shrieker",
+        1,
+        [
+            (
+                "A gull-winged harpy-like bird with a human-sized skull for a head. Shriekers nest in "
+                "flocks on the highest ledges and try to knock climbers off the cliff face."
+            ),
+            "Medium monstrosity, chaotic evil",
+            "Armor Class 12",
+            "Hit Points 33 (6d8 + 6)",
+            "Speed 20 ft., fly 50 ft.",
+            "STR 12 (+1)  DEX 15 (+2)  CON 12 (+1)  INT 5 (-3)  WIS 12 (+1)  CHA 7 (-2)",
+            "Senses passive Perception 13",
+            "Challenge 1 (200 XP)",
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            (
+                "Talons. Melee Weapon Attack: +4 to hit, reach 5 ft., one target. Hit: 6 (1d8 + 2) "
+                "slashing damage."
+            ),
+            (
+                "Deafening Shriek. Each creature within 15 feet must succeed on a DC 11 Constitution "
+                "saving throw or be deafened and pushed 10 feet away. A creature clinging to a cliff "
+                "that fails the save falls."
+            ),
+        ],
+    ),
+    (
+        "Fogmaw Serpent",
+        1,
+        [
+            (
+                "A sea serpent as long as a galley, whose breath is a cold, blinding fog. Fogmaws coil "
+                "around ships caught in their fog and drag sailors over the rail one by one."
+            ),
+            "Huge monstrosity, unaligned",
+            "Armor Class 16 (natural armor)",
+            "Hit Points 136 (13d12 + 52)",
+            "Speed 10 ft., swim 60 ft.",
+            "STR 22 (+6)  DEX 12 (+1)  CON 18 (+4)  INT 4 (-3)  WIS 12 (+1)  CHA 6 (-2)",
+            "Senses blindsight 60 ft., passive Perception 11",
+            "Challenge 7 (2,900 XP)",
+            "Water Breathing. The serpent can breathe only underwater, but can hold its breath for an hour.",
+        ],
+    ),
+    (
+        "Actions",
+        2,
+        [
+            "Multiattack. The serpent makes one bite attack and one constrict attack.",
+            (
+                "Bite. Melee Weapon Attack: +9 to hit, reach 10 ft., one target. Hit: 19 (2d12 + 6) "
+                "piercing damage."
+            ),
+            (
+                "Constrict. Melee Weapon Attack: +9 to hit, reach 15 ft., one creature. Hit: 15 (2d8 + 6) "
+                "bludgeoning damage, and the target is grappled (escape DC 17)."
+            ),
+            (
+                "Fog Breath (Recharge 5-6). The serpent exhales a 30-foot cube of freezing fog. Each "
+                "creature in it takes 22 (4d10) cold damage, or half on a DC 15 Constitution save, and "
+                "is blinded while it remains in the fog. The fog lasts 1 minute."
+            ),
+        ],
+    ),
+    (
+        "Monsters by Challenge",
+        0,
+        [
+            "Challenge 1: Cliff Shrieker, Lamplighter Wisp.",
+            "Challenge 2: Drowned Bellringer, Tidecrawler Crab.",
+            "Challenge 3: Saltglass Gazer.",
+            "Challenge 7: Fogmaw Serpent.",
+            (
+                "More creatures of the coast, such as the Reef Hag and harbor rat swarms, are described "
+                "in the Lantern Coast Compendium."
+            ),
+        ],
+    ),
+]
+
+GRIMOIRE_TITLE = "The Lantern Coast Grimoire"
+
+# Spells: rendered single-column, no outline. Page breaks are explicit (level 0).
+GRIMOIRE_SPELL_SECTIONS: list[Section] = [
+    (
+        GRIMOIRE_TITLE,
+        0,
+        [
+            (
+                "Spells and wonders of the Lantern Coast, gathered by the tidewardens of Wickmouth. The "
+                "first part lists spells; the second describes magic items found along the coast."
+            ),
+        ],
+    ),
+    (
+        "Spells",
+        0,
+        [
+            (
+                "Each spell gives its level and school, then how long it takes to cast, its range, its "
+                "components and how long it lasts."
+            ),
+        ],
+    ),
+    (
+        "Brine Lash",
+        1,
+        [
+            "Evocation cantrip",
+            "Casting Time: 1 action",
+            "Range: 30 feet",
+            "Components: V, S",
+            "Duration: Instantaneous",
+            (
+                "A whip of stinging seawater lashes out at one creature you can see within range. Make a "
+                "ranged spell attack. On a hit, the target takes 1d8 cold damage and its speed drops by "
+                "10 feet until the start of your next turn."
+            ),
+            (
+                "This spell's damage increases by 1d8 when you reach 5th level (2d8), 11th level (3d8) "
+                "and 17th level (4d8)."
+            ),
+        ],
+    ),
+    (
+        "Lanternlight Mend",
+        1,
+        [
+            "1st-level evocation",
+            "Casting Time: 1 bonus action",
+            "Range: 60 feet",
+            "Components: V, S, M (a lit candle or lantern)",
+            "Duration: Instantaneous",
+            (
+                "Warm golden light washes over up to three allies you can see within range. Each of them "
+                "regains hit points equal to 1d4 + your spellcasting ability modifier, and a creature "
+                "that regains hit points this way can end the frightened condition on itself."
+            ),
+            (
+                "At Higher Levels. When you cast this spell using a spell slot of 2nd level or higher, "
+                "the healing increases by 1d4 for each slot level above 1st."
+            ),
+        ],
+    ),
+    (
+        "Fog Veil",
+        1,
+        [
+            "2nd-level illusion",
+            "Casting Time: 1 action",
+            "Range: Self",
+            "Components: V, S",
+            "Duration: Concentration, up to 10 minutes",
+            (
+                "A thin, clinging fog wraps you and up to four willing creatures within 10 feet of you. "
+                "While the spell lasts, each of them has advantage on Dexterity (Stealth) checks and "
+                "ranged attacks against them have disadvantage. The veil ends for a creature that moves "
+                "more than 30 feet away from you."
+            ),
+        ],
+    ),
+    (
+        "Gull's Leap",
+        1,
+        [
+            "2nd-level conjuration",
+            "Casting Time: 1 bonus action",
+            "Range: Self",
+            "Components: V",
+            "Duration: Instantaneous",
+            (
+                "You vanish in a flurry of white feathers and reappear in an unoccupied space you can see "
+                "within 40 feet. If you reappear in the air, you drift down at 60 feet per round and take "
+                "no falling damage this turn."
+            ),
+        ],
+    ),
+    (
+        "Stonewake Ward",
+        1,
+        [
+            "3rd-level abjuration",
+            "Casting Time: 1 reaction, which you take when you or a creature within 30 feet is hit by an attack",
+            "Range: 30 feet",
+            "Components: V, S, M (a pebble from a breakwater)",
+            "Duration: 1 round",
+            (
+                "A shell of grey stone flows over the creature. It gains resistance to bludgeoning, "
+                "piercing and slashing damage until the start of your next turn, including against the "
+                "triggering attack, and cannot be moved against its will."
+            ),
+        ],
+    ),
+    (
+        "Call of the Drowned Bell",
+        1,
+        [
+            "4th-level necromancy",
+            "Casting Time: 1 action",
+            "Range: 120 feet",
+            "Components: V, S, M (a cracked ship's bell)",
+            "Duration: Concentration, up to 1 minute",
+            (
+                "You ring a phantom bell. Each creature of your choice in a 20-foot-radius sphere centered "
+                "on a point within range must make a Wisdom saving throw. On a failure, a creature takes "
+                "3d8 necrotic damage and is frightened of you until the end of its next turn. Undead have "
+                "disadvantage on the save."
+            ),
+        ],
+    ),
+    (
+        "Tide of Renewal",
+        1,
+        [
+            "5th-level evocation",
+            "Casting Time: 1 action",
+            "Range: Self (30-foot radius)",
+            "Components: V, S, M (a shell filled with seawater)",
+            "Duration: Instantaneous",
+            (
+                "A surging wave of blue-green light rolls out from you. Every ally in the area regains "
+                "4d8 + your spellcasting ability modifier hit points and is cured of one disease or of "
+                "the poisoned condition. Constructs and undead are not affected."
+            ),
+        ],
+    ),
+]
+
+GRIMOIRE_ITEMS_INTRO: Section = (
+    "Magic Items",
+    0,
+    [
+        "The wonders below are found in wrecks, harbor vaults and the hoards of sea creatures.",
+    ],
+)
+
+# The items page is two columns: (left column sections, right column sections).
+GRIMOIRE_ITEM_COLUMNS: tuple[list[Section], list[Section]] = (
+    [
+        (
+            "Gillcloak",
+            1,
+            [
+                "Wondrous item, uncommon",
+                (
+                    "This sea-green cloak is stitched from the skin of a great eel. While you wear it, "
+                    "you can breathe underwater and you gain a swimming speed equal to your walking "
+                    "speed. Folded gills along the collar flutter whenever you are submerged."
+                ),
+            ],
+        ),
+        (
+            "Lantern of Steady Flame",
+            1,
+            [
+                "Wondrous item, uncommon",
+                (
+                    "This brass hooded lantern never goes out in wind or rain and needs no oil. It sheds "
+                    "bright light in a 30-foot radius. Undead that start their turn in its bright light "
+                    "have disadvantage on attack rolls until the start of their next turn."
+                ),
+            ],
+        ),
+        (
+            "Anchorstone Shield",
+            1,
+            [
+                "Armor (shield), rare (requires attunement)",
+                (
+                    "While holding this heavy iron shield you gain +1 to AC and cannot be knocked prone "
+                    "or pushed against your will. As a reaction when an ally within 5 feet is hit, you "
+                    "can take the damage instead."
+                ),
+            ],
+        ),
+    ],
+    [
+        (
+            "Saltglass Mirror",
+            1,
+            [
+                "Wondrous item, rare (requires attunement)",
+                (
+                    "A hand mirror framed in driftwood. While you hold it, you have advantage on saving "
+                    "throws against being petrified. As an action you can touch a petrified creature "
+                    "with the mirror to restore it to flesh; the mirror then cracks and cannot do so "
+                    "again until the next dawn. Turned toward a creature with a petrifying gaze, it "
+                    "forces that creature to save against its own gaze."
+                ),
+            ],
+        ),
+        (
+            "Wavecutter Bow",
+            1,
+            [
+                "Weapon (longbow), rare (requires attunement)",
+                (
+                    "You gain +1 to attack and damage rolls with this bow. Arrows fired from it are not "
+                    "slowed by water and can strike targets you can hear but not see without "
+                    "disadvantage, making it a favorite of reedstalkers."
+                ),
+            ],
+        ),
+        (
+            "Driftwood Staff",
+            1,
+            [
+                "Staff, very rare (requires attunement by a spellcaster)",
+                (
+                    "This staff has 6 charges. You can expend 1 charge to cast Lanternlight Mend, or 3 "
+                    "charges to cast Tide of Renewal. It regains 1d6 charges at dawn, or all of them if "
+                    "it was wet with seawater at dawn."
+                ),
+            ],
+        ),
+    ],
+)
+
+GRIMOIRE_APPENDIX: Section = (
+    "Spell Lists",
+    0,
+    [
+        "Bulwark Mage: Brine Lash, Stonewake Ward, Call of the Drowned Bell.",
+        "Reedstalker: Fog Veil, Gull's Leap.",
+        "Tidewarden: Lanternlight Mend, Fog Veil, Stonewake Ward, Tide of Renewal.",
+    ],
+)
+
+
+def _render_columns(pdf, columns: Sequence[Sequence[Section]], top: float, gap: float = 10.0) -> None:
+    """Render each list of sections into its own column starting at the same y."""
+    page_w = pdf.w
+    left_m, right_m = pdf.l_margin, pdf.r_margin
+    usable = page_w - left_m - right_m
+    col_w = (usable - gap * (len(columns) - 1)) / len(columns)
+    bottom = top
+    for i, col in enumerate(columns):
+        x = left_m + i * (col_w + gap)
+        pdf.set_left_margin(x)
+        pdf.set_right_margin(page_w - x - col_w)
+        pdf.set_xy(x, top)
+        for title, level, paragraphs in col:
+            _heading(pdf, title, level)
+            _paragraphs(pdf, paragraphs)
+        bottom = max(bottom, pdf.get_y())
+    pdf.set_left_margin(left_m)
+    pdf.set_right_margin(right_m)
+    pdf.set_xy(left_m, bottom)
+
+
+def make_grimoire_pdf(path) -> Path:
+    pdf = _new_pdf()
+    pdf.set_title(GRIMOIRE_TITLE)
+    pdf.set_author("gmtool sample library")
+    # put the title and Spells intro on page 1, spells from page 1 on; let pages break naturally
+    title, _, intro = GRIMOIRE_SPELL_SECTIONS[0]
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 22)
+    pdf.multi_cell(0, 11, title, new_x="LMARGIN", new_y="NEXT")
+    _paragraphs(pdf, intro)
+    pdf.ln(3)
+    for s_title, level, paragraphs in GRIMOIRE_SPELL_SECTIONS[1:]:
+        if level == 1 and pdf.get_y() > pdf.h - 95:  # keep a spell on one page
+            pdf.add_page()
+        _heading(pdf, s_title, level)
+        _paragraphs(pdf, paragraphs)
+    pdf.add_page()
+    _heading(pdf, GRIMOIRE_ITEMS_INTRO[0], 0)
+    _paragraphs(pdf, GRIMOIRE_ITEMS_INTRO[2])
+    _render_columns(pdf, GRIMOIRE_ITEM_COLUMNS, top=pdf.get_y() + 2)
+    pdf.add_page()
+    _heading(pdf, GRIMOIRE_APPENDIX[0], 0)
+    _paragraphs(pdf, GRIMOIRE_APPENDIX[2])
+    return _out(pdf, path)
+
+
+def make_bestiary_pdf(path) -> Path:
+    pdf = _new_pdf()
+    pdf.set_title(BESTIARY_TITLE)
+    pdf.set_author("gmtool sample library")
+    _render(pdf, BESTIARY_SECTIONS, outline=True)
+    return _out(pdf, path)
+
+
+def build_sample(dest_dir) -> list[Path]:
+    """Write bestiary.pdf (with outline) and grimoire.pdf (no outline) into dest_dir."""
+    dest = Path(dest_dir)
+    dest.mkdir(parents=True, exist_ok=True)
+    return [make_bestiary_pdf(dest / "bestiary.pdf"), make_grimoire_pdf(dest / "grimoire.pdf")]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", metavar="DIR", help="rebuild the sample library PDFs into DIR")
+    ap.add_argument("--all", metavar="DIR", help="write one of every test PDF into DIR (for inspection)")
+    args = ap.parse_args(argv)
+    if not args.sample and not args.all:
+        ap.error("nothing to do: pass --sample DIR or --all DIR")
+    if args.sample:
+        for p in build_sample(args.sample):
+            print(f"wrote {p} ({p.stat().st_size} bytes)")
+    if args.all:
+        d = Path(args.all)
+        made = [
+            make_outline_pdf(d / "outline.pdf"),
+            make_plain_pdf(d / "plain.pdf"),
+            make_two_column_pdf(d / "two_column.pdf"),
+            make_encrypted_pdf(d / "encrypted.pdf"),
+            make_image_only_pdf(d / "image_only.pdf"),
+        ] + [make_corrupt_pdf(d / f"corrupt_{k}.pdf", k) for k in CORRUPT_KINDS]
+        for p in made:
+            print(f"wrote {p} ({p.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""classify(): each structural signal on small synthetic Documents, then precision on the SRDs.
+
+The srd-data JSON is used here only to *measure* the classifier, never inside it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gmtool.classify import classify
+from gmtool.types import Document, Entry
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+SRD_DATA = CORPUS / "srd-data" / "2014"
+
+
+def doc_of(*rows: tuple) -> Document:
+    """rows: (title, level, body[, parent]); parent defaults to the nearest lower level."""
+    entries: list[Entry] = []
+    for row in rows:
+        title, level, body = row[:3]
+        parent = row[3] if len(row) > 3 else next(
+            (i for i in range(len(entries) - 1, -1, -1) if entries[i].level < level), None
+        )
+        entries.append(Entry(title=title, level=level, page=1, parent=parent, body=body))
+    return Document(format="md", title=None, pages=1, entries=entries)
+
+
+def types(doc: Document) -> dict[str, str | None]:
+    classify(doc)
+    return {e.title: e.content_type for e in doc.entries}
+
+
+# --- body first lines ------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "3rd-level evocation", "Evocation cantrip", "1st-level abjuration (ritual)",
+    "2nd level necromancy", "Level 2 Evocation (Wizard)", "Conjuration Cantrip (Sorcerer, Wizard)",
+])
+def test_spell_line_makes_a_spell_anywhere(line):
+    doc = doc_of(("Stuff", 1, ""), ("Zap", 2, f"{line}\n\nCasting Time: 1 action"))
+    assert types(doc)["Zap"] == "spell"
+
+
+def test_spell_by_context_needs_casting_time():
+    doc = doc_of(("Spell Descriptions", 1, ""), ("Zap", 2, "Casting Time: 1 action\nRange: 60 feet"),
+                 ("Reading the Entries", 2, "Each spell has a level."))
+    got = types(doc)
+    assert got["Zap"] == "spell" and got["Reading the Entries"] is None
+
+
+@pytest.mark.parametrize("line", [
+    "Large monstrosity, unaligned", "Medium humanoid (any race), any alignment",
+    "Medium swarm of Tiny beasts, unaligned", "Large Aberration, Lawful Evil",
+])
+def test_stat_block_type_line_makes_a_monster(line):
+    doc = doc_of(("Beasts", 1, ""), ("Thing", 2, f"{line}\n\nArmor Class 12\nHit Points 11 (2d8 + 2)"),
+                 ("Actions", 3, "Bite. Melee Weapon Attack: +4 to hit."))
+    got = types(doc)
+    assert got["Thing"] == "monster" and got["Actions"] is None and got["Beasts"] is None
+
+
+def test_stat_block_lines_without_type_line():
+    body = "Armor Class 15 (natural armor)\nHit Points 52 (8d10 + 8)\nSpeed 40 ft.\nChallenge 3 (700 XP)"
+    assert types(doc_of(("Owlbear", 1, body)))["Owlbear"] == "monster"
+
+
+def test_stat_block_rules_text_is_not_a_monster():
+    doc = doc_of(("Monsters", 1, ""), ("Parts of a Stat Block", 2, ""),
+                 ("Armor Class", 3, "A monster's Armor Class includes its natural armor."),
+                 ("Hit Points", 3, "A monster usually dies or is destroyed when it drops to 0 hit points."))
+    assert set(types(doc).values()) == {None}
+
+
+def test_monster_variant_child_shares_the_family_name():
+    body = "Medium swarm of Tiny beasts, unaligned\nArmor Class 12\nHit Points 22 (5d8)\nChallenge 1/2"
+    doc = doc_of(("Swarm of Insects", 1, body), ("Actions", 2, "Bites."),
+                 ("Swarm of Beetles", 2, "A swarm of beetles gains a burrowing speed of 5 feet.", 0),
+                 ("Variant: Insect Swarms", 2, "Different kinds of insects.", 0))
+    got = types(doc)
+    assert got["Swarm of Beetles"] == "monster" and got["Variant: Insect Swarms"] is None
+
+
+@pytest.mark.parametrize("line", [
+    "Wondrous item, rare (requires attunement)", "Weapon (any sword), very rare", "Armor (plate), legendary",
+    "Potion, uncommon", "Ring, rare", "Wondrous item, rarity by figurine", "Wand, uncommon (requires attunement by a wizard)",
+])
+def test_item_line_makes_an_item(line):
+    assert types(doc_of(("Magic Items", 1, ""), ("Gizmo", 2, line + "\n\nIt hums.")))["Gizmo"] == "item"
+
+
+def test_feat_line_and_prerequisite():
+    doc = doc_of(("Feats", 1, "A feat represents a talent."),
+                 ("Grappler", 2, "Prerequisite: Strength 13 or higher\n\nYou gain the following benefits:"),
+                 ("Inspiration", 2, "Inspiration is a rule the game master can use."),
+                 ("Elsewhere", 1, ""), ("Alert", 2, "Origin Feat\n\nYou gain the following benefits."))
+    got = types(doc)
+    assert got["Grappler"] == "feat" and got["Alert"] == "feat" and got["Inspiration"] is None
+
+
+def test_background_needs_skill_proficiencies_line():
+    doc = doc_of(("Backgrounds", 1, "Every story has a beginning."),
+                 ("Components of a Background", 2, ""),
+                 ("Proficiencies", 3, "Each background gives proficiency in two skills."),
+                 ("Acolyte", 2, "You have spent your life in a temple.\n\nSkill Proficiencies: Insight, Religion\n"
+                                "Languages: Two of your choice\nEquipment: A holy symbol"),
+                 ("Feature: Shelter of the Faithful", 3, "You command respect."))
+    got = types(doc)
+    assert got["Acolyte"] == "background"
+    assert got["Proficiencies"] is None and got["Feature: Shelter of the Faithful"] is None
+
+
+# --- enclosing sections and children ----------------------------------------------------
+
+def test_conditions_appendix_children_are_conditions():
+    doc = doc_of(("Appendix PH-A: Conditions", 1, "Conditions alter a creature's capabilities."),
+                 ("Blinded", 2, "A blinded creature can't see."), ("Prone", 2, "A prone creature crawls."))
+    got = types(doc)
+    assert got["Blinded"] == got["Prone"] == "condition" and got["Appendix PH-A: Conditions"] is None
+
+
+def test_condition_tag_in_title():
+    assert types(doc_of(("Rules Definitions", 1, ""), ("Blinded [Condition]", 2, "You can't see.")))[
+        "Blinded [Condition]"] == "condition"
+
+
+def test_conditions_section_of_another_game_is_not_a_condition_list():
+    doc = doc_of(("Conditions", 1, "Conditions are like stress."),
+                 ("Moving Conditions Further Apart", 2, "Text."), ("Other Versions of Conditions", 2, "Text."))
+    assert set(types(doc).values()) == {None}
+
+
+def test_race_has_a_traits_child_and_subrace_its_own_increase():
+    doc = doc_of(("Races", 1, ""), ("Racial Traits", 2, "The description of each race."),
+                 ("Dwarf", 2, "Bold and hardy."),
+                 ("Dwarf Traits", 3, "Ability Score Increase. Your Constitution score increases by 2."),
+                 ("Hill Dwarf", 4, "As a hill dwarf you have keen senses.\nAbility Score Increase. Wisdom +1."))
+    got = types(doc)
+    assert got["Dwarf"] == "race" and got["Hill Dwarf"] == "race"
+    assert got["Dwarf Traits"] is None and got["Racial Traits"] is None and got["Races"] is None
+
+
+def test_species_by_creature_type_line():
+    doc = doc_of(("Species Descriptions", 1, ""), ("Goliath", 2, "Creature Type: Humanoid\nSize: Medium\nSpeed: 35 feet"))
+    assert types(doc)["Goliath"] == "race"
+
+
+def test_class_subclass_container_and_choice_feature():
+    doc = doc_of(
+        ("Classes", 1, ""),
+        ("Cleric", 2, "Clerics are intermediaries."),
+        ("Class Features", 3, "As a cleric, you gain the following class features."),
+        ("Hit Points", 4, "Hit Dice: 1d8 per cleric level"),
+        ("Proficiencies", 4, "Armor: Light armor"),
+        ("Divine Domain", 3, "Choose one domain related to your deity. Your choice grants you domain spells."),
+        ("Domain Spells", 4, "Each domain has a list of spells."),
+        ("Domains", 2, ""),
+        ("Life Domain", 3, "The Life domain focuses on positive energy."),
+        ("Bonus Proficiency", 4, "When you choose this domain at 1st level, you gain heavy armor."),
+        ("Martial Archetypes", 2, "Different fighters choose different approaches."),
+        ("Champion", 3, "The archetypal Champion focuses on raw physical power. Starting at 3rd level, ..."),
+    )
+    got = types(doc)
+    assert got["Cleric"] == "class"
+    assert got["Life Domain"] == "subclass" and got["Champion"] == "subclass"
+    for title in ("Class Features", "Hit Points", "Proficiencies", "Divine Domain", "Domain Spells", "Domains",
+                  "Martial Archetypes", "Classes", "Bonus Proficiency"):
+        assert got[title] is None, title
+
+
+def test_subclass_title_with_class_prefix():
+    assert types(doc_of(("Barbarian Subclass: Path of the Berserker", 3, "Channel Rage into Violent Fury")))[
+        "Barbarian Subclass: Path of the Berserker"] == "subclass"
+
+
+def test_multiclassing_is_not_a_class():
+    doc = doc_of(("Multiclassing", 1, "Multiclassing allows you to gain levels in multiple classes."),
+                 ("Prerequisites", 2, "x"), ("Experience Points", 2, "x"), ("Hit Points and Hit Dice", 2, "x"),
+                 ("Proficiencies", 2, "x"), ("Class Features", 2, "When you gain a new level in a class ..."))
+    assert types(doc)["Multiclassing"] is None
+
+
+def test_rules_chapter_sections_are_rules_but_containers_stay_none():
+    doc = doc_of(("Combat", 1, "This chapter provides the rules you need."),
+                 ("Cover", 2, "Walls, trees, creatures, and other obstacles can provide cover during combat."),
+                 ("Adventuring", 1, ""),
+                 ("Conditions", 2, "Conditions alter a creature's capabilities in a variety of ways."),
+                 ("Blinded", 3, "A blinded creature can't see."))
+    got = types(doc)
+    assert got["Cover"] == "rule" and got["Combat"] is None
+    assert got["Conditions"] is None and got["Blinded"] == "condition"
+
+
+def test_other_games_stay_mostly_untyped():
+    doc = doc_of(("Getting Started", 1, "Define your setting."), ("Aspects", 2, "An aspect is a phrase."),
+                 ("Stunts", 2, "Stunts are special abilities."), ("Conflicts", 1, "Harm one another."))
+    assert set(types(doc).values()) == {None}
+
+
+def test_old_school_stats_and_spell_fields():
+    doc = doc_of(("Monsters", 1, ""), ("Ogre", 2, "Armor Class: 15\nHit Dice: 4+1\nNo. of Attacks: 1 weapon\nMorale: 10"),
+                 ("SPELLS", 1, "Range: 120'\nDuration: 2 turns"), ("Light*", 2, "Range: 120'\nCleric 1\nDuration: 6 turns"))
+    got = types(doc)
+    assert got["Ogre"] == "monster" and got["Light*"] == "spell" and got["SPELLS"] is None
+
+
+def test_classify_sets_every_entry_and_handles_empty():
+    classify(Document(format="md", title=None, pages=1, entries=[]))
+    doc = doc_of(("", 1, ""), ("x", 2, ""))
+    classify(doc)
+    assert [e.content_type for e in doc.entries] == [None, None]
+
+
+# --- precision on the real SRDs ----------------------------------------------------------
+
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", str(s).lower()).strip()
+
+
+def _truth() -> dict[str, set[str]]:
+    def names(fname: str) -> list[dict]:
+        return json.loads((SRD_DATA / fname).read_text(encoding="utf-8"))
+
+    monsters = {_norm(m["name"]) for m in names("5e-SRD-Monsters.json")}
+    # "Werebear, Human Form" names the Werebear stat block
+    monsters |= {_norm(m["name"].split(",")[0]) for m in names("5e-SRD-Monsters.json") if "," in m["name"]}
+    races = {_norm(r["name"]) for r in names("5e-SRD-Races.json")}
+    for sub in names("5e-SRD-Subraces.json"):  # "Lightfoot Halfling" is headed "Lightfoot" in the SRD
+        races |= {_norm(sub["name"]), _norm(sub["name"].replace(sub["race"]["name"], ""))}
+    return {
+        "spell": {_norm(s["name"]) for s in names("5e-SRD-Spells.json")},
+        "monster": monsters,
+        "class": {_norm(c["name"]) for c in names("5e-SRD-Classes.json")},
+        "race": races,
+        "condition": {_norm(c["name"]) for c in names("5e-SRD-Conditions.json")},
+    }
+
+
+def _matches(title: str, truth: set[str]) -> bool:
+    t = _norm(title)
+    # "Gnome, Deep (Svirfneblin)" names "Deep Gnome (Svirfneblin)": compare the sets of words too
+    return t in truth or frozenset(t.split()) in {frozenset(x.split()) for x in truth}
+
+
+def precision_report(doc: Document) -> dict[str, tuple[float, int, list[str]]]:
+    truth = _truth()
+    out = {}
+    for ctype, names in truth.items():
+        typed = [e.title for e in doc.entries if e.content_type == ctype]
+        bad = [t for t in typed if not _matches(t, names)]
+        out[ctype] = (1 - len(bad) / len(typed) if typed else 1.0, len(typed), bad)
+    return out
+
+
+def _expected_typed_ratio(doc: Document) -> float:
+    """toc_coverage.py's `typed` figure, computed in-process."""
+    path = CORPUS.parent / "eval" / "toc_expected_srd51.json"
+    if not path.exists():
+        pytest.skip(f"eval data not available: {path}")
+    expected = json.loads(path.read_text(encoding="utf-8"))
+    prefix = re.compile(r"^(path of the|college of|circle of the|oath of|school of|way of the|the) ")
+    seen: dict[str, set] = {}
+    for e in doc.entries:
+        t = _norm(e.title)
+        for key in {t, prefix.sub("", t)}:
+            seen.setdefault(key, set()).add(e.content_type)
+    found = typed = 0
+    for ctype, names in expected.items():
+        for n in names:
+            if _norm(n) in seen:
+                found += 1
+                typed += ctype in seen[_norm(n)]
+    return typed / max(found, 1)
+
+
+@pytest.fixture(scope="module")
+def cc_srd_md():
+    path = CORPUS / "md" / "cc-srd5.md"
+    if not path.exists() or not SRD_DATA.exists():
+        pytest.skip(f"corpus not available under {CORPUS}")
+    from gmtool.extract.markdown import extract_markdown
+
+    doc = extract_markdown(path)
+    classify(doc)
+    return doc
+
+
+def _pdf_doc(name: str) -> Document:
+    path = CORPUS / "pdf" / name
+    if not path.exists() or not SRD_DATA.exists():
+        pytest.skip(f"corpus not available under {CORPUS}")
+    try:
+        from gmtool.extract.pdf import extract_pdf
+    except ImportError as exc:
+        pytest.skip(f"PDF extractor not available: {exc}")
+    doc = extract_pdf(path)
+    classify(doc)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def cc_srd_pdf():
+    return _pdf_doc("cc-srd5.pdf")
+
+
+@pytest.fixture(scope="module")
+def srd51_pdf():
+    return _pdf_doc("SRD5.1-CCBY4.0_License_live_links.pdf")
+
+
+def _check(doc: Document, min_typed: float = 0.95) -> None:
+    report = precision_report(doc)
+    for ctype, (prec, count, bad) in report.items():
+        assert count > 0, f"no {ctype} typed"
+        assert prec >= 0.95, f"{ctype} precision {prec:.3f} of {count}: {bad[:10]}"
+    assert _expected_typed_ratio(doc) >= min_typed
+
+
+def test_precision_and_coverage_cc_srd5_md(cc_srd_md):
+    _check(cc_srd_md)
+    counts = {ct: sum(e.content_type == ct for e in cc_srd_md.entries) for ct in ("spell", "monster", "item", "class")}
+    assert counts["spell"] >= 300 and counts["monster"] >= 300 and counts["item"] >= 200 and counts["class"] == 12
+
+
+def test_precision_and_coverage_cc_srd5_pdf(cc_srd_pdf):
+    _check(cc_srd_pdf)
+
+
+def test_precision_and_coverage_srd51_pdf(srd51_pdf):
+    _check(srd51_pdf)

@@ -1,0 +1,165 @@
+"""Markdown and plain-text extraction: headings, levels, parents, bodies, odd inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gmtool.errors import ExtractError
+from gmtool.extract.markdown import extract_markdown
+from gmtool.extract.text import extract_text
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_atx_levels_parents_lines_and_bodies(tmp_path):
+    doc = extract_markdown(write(tmp_path, "a.md", (
+        "# Spells {#chapter-spells}\n"
+        "Intro text.\n"
+        "\n"
+        "## **Fireball** ##\n"
+        "*3rd-level evocation*\n"
+        "\n"
+        "**Range:** 150 feet\n"
+        "### Notes\n"
+        "## Light\n"
+        "# Monsters\n"
+        "#### Deep one\n"
+    )))
+    assert doc.format == "md" and doc.pages == 1 and doc.page_texts[0].startswith("# Spells")
+    got = [(e.title, e.level, e.parent, e.line) for e in doc.entries]
+    assert got == [
+        ("Spells", 1, None, 1),
+        ("Fireball", 2, 0, 4),
+        ("Notes", 3, 1, 8),
+        ("Light", 2, 0, 9),
+        ("Monsters", 1, None, 10),
+        ("Deep one", 4, 4, 11),
+    ]
+    fire = doc.entries[1]
+    assert fire.body == "3rd-level evocation\n\nRange: 150 feet"
+    assert all(e.page == 1 and e.end_page == 1 and e.origin == "markdown" for e in doc.entries)
+    assert doc.entries[0].body == "Intro text."
+
+
+def test_setext_headings_and_fenced_code(tmp_path):
+    doc = extract_markdown(write(tmp_path, "b.md", (
+        "Title Here\n"
+        "==========\n"
+        "\n"
+        "```\n"
+        "# not a heading\n"
+        "```\n"
+        "\n"
+        "Section Two\n"
+        "-----------\n"
+        "text\n"
+        "\n"
+        "---\n"
+        "\n"
+        "~~~python\n"
+        "## still code\n"
+        "~~~\n"
+    )))
+    assert [(e.title, e.level, e.parent) for e in doc.entries] == [("Title Here", 1, None), ("Section Two", 2, 0)]
+    assert "# not a heading" in doc.entries[0].body
+    assert doc.title == "Title Here"
+
+
+def test_tables_links_and_html_are_flattened(tmp_path):
+    doc = extract_markdown(write(tmp_path, "c.md", (
+        "## Table\n"
+        "| Armor | Cost |\n"
+        "|:------|-----:|\n"
+        "| **Padded** | 5 gp |\n"
+        "See [heal](#heal) and <b>bold</b>.\n"
+        "<table>\n<tr>\n<td>STR</td>\n<td>DEX</td>\n</tr>\n</table>\n"
+    )))
+    body = doc.entries[0].body
+    assert "|" not in body and "**" not in body and "<" not in body
+    assert "Armor  Cost" in body and "Padded  5 gp" in body and "See heal and bold." in body
+    assert "STR  DEX" in body
+
+
+def test_empty_markdown_and_text_give_no_entries(tmp_path):
+    for fn in (extract_markdown, extract_text):
+        doc = fn(write(tmp_path, "empty" + (".md" if fn is extract_markdown else ".txt"), ""))
+        assert doc.entries == [] and doc.pages == 1
+
+
+def test_binary_file_is_unsupported(tmp_path):
+    p = tmp_path / "x.md"
+    p.write_bytes(b"%PDF-1.4\x00\x01\x02binary")
+    for fn in (extract_markdown, extract_text):
+        with pytest.raises(ExtractError) as exc:
+            fn(p)
+        assert exc.value.code == "UNSUPPORTED_FORMAT" and exc.value.hint
+
+
+def test_invalid_utf8_is_replaced_not_fatal(tmp_path):
+    p = tmp_path / "latin.md"
+    p.write_bytes("# Caf\xe9\nbody\n".encode("latin-1"))
+    doc = extract_markdown(p)
+    assert doc.entries[0].title.startswith("Caf")
+
+
+def test_text_heading_heuristic(tmp_path):
+    doc = extract_text(write(tmp_path, "t.txt", (
+        "CHAPTER ONE: COMBAT\n"
+        "\n"
+        "Rules for fighting.\n"
+        "\n"
+        "Opportunity Attacks\n"
+        "You can make one when a creature leaves your reach.\n"
+        "\n"
+        "This is a sentence that ends with a period.\n"
+        "\n"
+        "not a heading because lowercase\n"
+        "more text\n"
+        "\n"
+        "Underlined Part\n"
+        "==============\n"
+        "Body of part.\n"
+        "\n"
+        "Cover and Concealment\n"
+        "Half cover gives +2.\n"
+    )))
+    got = [(e.title, e.level, e.parent, e.line) for e in doc.entries]
+    assert got == [
+        ("CHAPTER ONE: COMBAT", 1, None, 1),
+        ("Opportunity Attacks", 2, 0, 5),
+        ("Underlined Part", 1, None, 13),
+        ("Cover and Concealment", 2, 2, 17),
+    ]
+    assert doc.format == "txt" and all(e.origin == "text" for e in doc.entries)
+    assert doc.entries[1].body.startswith("You can make one")
+
+
+@pytest.fixture(scope="module")
+def cc_srd_md():
+    path = CORPUS / "md" / "cc-srd5.md"
+    if not path.exists():
+        pytest.skip(f"corpus not available: {path}")
+    return extract_markdown(path)
+
+
+def test_cc_srd5_markdown_structure(cc_srd_md):
+    doc = cc_srd_md
+    assert len(doc.entries) > 2000
+    titles = {e.title for e in doc.entries}
+    assert {"Races", "Fireball", "Adult Red Dragon", "Bag of Holding", "Grappled"} <= titles
+    assert not any("{#" in t or "**" in t for t in titles)
+    fireball = next(e for e in doc.entries if e.title == "Fireball")
+    assert fireball.body.startswith("3rd-level evocation")
+    chain, i = [], fireball.parent
+    while i is not None:
+        chain.append(doc.entries[i].title)
+        i = doc.entries[i].parent
+    assert chain == ["Spell Descriptions", "Spell Lists"]

@@ -1,0 +1,163 @@
+"""The --where grammar: parsing, aliases, typing, ranges, errors and matching."""
+
+from __future__ import annotations
+
+import pytest
+
+from gmtool.errors import EXIT_USAGE, UsageError
+from gmtool.fields import FIELD_TYPES
+from gmtool.where import Condition, matches, parse_where, parse_where_dict
+
+FIREBALL = {"level": 3, "school": "evocation", "concentration": False, "ritual": False, "range": "150 feet"}
+GOBLIN = {"size": "small", "type": "humanoid", "challenge": 0.25, "armor_class": 15, "hit_points": 7}
+
+
+@pytest.mark.parametrize(
+    ("expr", "cond"),
+    [
+        ("level=3", Condition("level", "=", 3)),
+        ("level==3", Condition("level", "=", 3)),
+        ("level<=3", Condition("level", "<=", 3)),
+        ("level>=3", Condition("level", ">=", 3)),
+        ("level<3", Condition("level", "<", 3)),
+        ("level>3", Condition("level", ">", 3)),
+        ("school!=evocation", Condition("school", "!=", "evocation")),
+        ("level=1..3", Condition("level", "..", (1, 3))),
+        (" level = 3 ", Condition("level", "=", 3)),
+        ("school=Evocation", Condition("school", "=", "evocation")),
+        ("rarity=very rare", Condition("rarity", "=", "very rare")),
+        ("rarity='Very  Rare'", Condition("rarity", "=", "very rare")),
+    ],
+)
+def test_grammar(expr: str, cond: Condition) -> None:
+    assert parse_where([expr]) == [cond]
+
+
+def test_aliases() -> None:
+    assert parse_where(["cr<=5", "lvl=2", "CR=1", "Level=0"]) == [
+        Condition("challenge", "<=", 5),
+        Condition("level", "=", 2),
+        Condition("challenge", "=", 1),
+        Condition("level", "=", 0),
+    ]
+
+
+def test_fractions_and_ranges() -> None:
+    (c,) = parse_where(["cr=1/4"])
+    assert c.value == 0.25
+    (r,) = parse_where(["cr=1/8..1/2"])
+    assert r == Condition("challenge", "..", (0.125, 0.5))
+    assert matches(GOBLIN, [r])
+    assert not matches(GOBLIN, parse_where(["cr=1..5"]))
+    assert matches({"challenge": 1.0}, parse_where(["cr=1..5"]))  # inclusive
+    assert matches({"challenge": 5.0}, parse_where(["cr=1..5"]))
+    assert parse_where(["level=5..1"]) == [Condition("level", "..", (1, 5))]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("true", True), ("yes", True), ("1", True), ("False", False), ("no", False), ("0", False)],
+)
+def test_bool_parsing(text: str, value: bool) -> None:
+    assert parse_where([f"concentration={text}"]) == [Condition("concentration", "=", value)]
+
+
+def test_bool_rejects_other_words() -> None:
+    with pytest.raises(UsageError) as err:
+        parse_where(["ritual=maybe"])
+    assert err.value.code == "INVALID_FILTER"
+
+
+def test_unknown_field_lists_valid_fields() -> None:
+    with pytest.raises(UsageError) as err:
+        parse_where(["foo=1"])
+    e = err.value
+    assert e.code == "INVALID_FILTER"
+    assert e.message == "unknown field 'foo'"
+    assert e.exit_code == EXIT_USAGE
+    assert e.hint.startswith("valid fields: ")
+    for name in FIELD_TYPES:
+        assert name in e.hint
+    assert "cr" in e.hint and "lvl" in e.hint
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "level",
+        "=3",
+        "level=",
+        "level~3",
+        "level=three",
+        "cr<=abc",
+        "cr=1/0",
+        "school<3",
+        "school=a..b",
+        "level=1..",
+        "level=..3",
+        "",
+        "3=level",
+    ],
+)
+def test_malformed_is_invalid_filter(expr: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_where([expr])
+    assert err.value.code == "INVALID_FILTER"
+    assert err.value.hint
+
+
+def test_matching() -> None:
+    assert matches(FIREBALL, parse_where(["level=3", "school=EVOCATION"]))
+    assert matches(FIREBALL, parse_where(["level>=3", "level<=3", "level>2", "level<4"]))
+    assert not matches(FIREBALL, parse_where(["level=3", "school=necromancy"]))
+    assert matches(FIREBALL, parse_where(["school!=necromancy"]))
+    assert matches(FIREBALL, parse_where(["concentration=no", "ritual=false"]))
+    assert not matches(FIREBALL, parse_where(["concentration=yes"]))
+    assert matches(FIREBALL, parse_where(["range=150 FEET"]))
+    assert matches(GOBLIN, parse_where(["cr<1", "type=humanoid", "ac>=15", "hp=7"]))
+
+
+def test_null_fields_never_match() -> None:
+    for expr in ["level=3", "level!=3", "level<=9", "level=0..9", "school!=evocation", "ritual=false"]:
+        conds = parse_where([expr])
+        assert not matches({"level": None, "school": None, "ritual": None}, conds), expr
+        assert not matches({}, conds), expr
+        assert not matches(None, conds), expr
+    # a spell's fields never satisfy a monster filter
+    assert not matches(FIREBALL, parse_where(["cr<=5"]))
+
+
+def test_no_conditions_match_everything() -> None:
+    assert matches(None, [])
+    assert matches(FIREBALL, parse_where([]))
+
+
+def test_dict_form() -> None:
+    conds = parse_where_dict({"level": 3, "school": "evocation", "cr": "<=5", "ritual": False, "lvl": "1..3"})
+    assert conds == [
+        Condition("level", "=", 3),
+        Condition("school", "=", "evocation"),
+        Condition("challenge", "<=", 5),
+        Condition("ritual", "=", False),
+        Condition("level", "..", (1, 3)),
+    ]
+    assert parse_where_dict({"cr": 0.25}) == [Condition("challenge", "=", 0.25)]
+    assert parse_where_dict({"cr": "1/4"}) == [Condition("challenge", "=", 0.25)]
+    assert parse_where_dict({"rarity": "!=Common"}) == [Condition("rarity", "!=", "common")]
+    assert parse_where_dict(None) == []
+    with pytest.raises(UsageError) as err:
+        parse_where_dict({"foo": 1})
+    assert err.value.code == "INVALID_FILTER"
+    with pytest.raises(UsageError):
+        parse_where_dict({"level": "high"})
+    with pytest.raises(UsageError):
+        parse_where_dict({"level": [1, 2]})
+
+
+def test_import_is_cheap() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, gmtool.where; bad = {'numpy', 'pdfplumber', 'rich', 'typer', 'onnxruntime'} & set(sys.modules); print(sorted(bad))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
