@@ -116,7 +116,7 @@ def extract_real(path: Path, use_cache: bool) -> Document | None:
 
             fn: Callable[[Path], Document] = extract_pdf
 
-            stamp = _module_stamp("gmtool/extract/pdf.py")
+            stamp = _module_stamp(*(f"gmtool/extract/{m}.py" for m in ("pdf", "pdf_layout", "pdf_sections")))
         else:
             from gmtool.extract.markdown import extract_markdown
 

@@ -19,36 +19,51 @@ SPELL_LINE = re.compile(
     rf"^(?:(\d)\s*(?:st|nd|rd|th){_DASH}*level\s+{_SCHOOLS}(\s*\(ritual\))?"
     rf"|{_SCHOOLS}\s+cantrip"
     rf"|level\s+(\d)\s+{_SCHOOLS}(\s*\(ritual\))?)",
-    re.I,
+    re.IGNORECASE,
 )
 _SIZES = r"(tiny|small|medium|large|huge|gargantuan)"
 _CREATURE_TYPES = (
     r"(aberration|beast|celestial|construct|dragon|elemental|fey|fiend|giant|humanoid|monstrosity"
     r"|ooze|plant|undead|swarm)"
 )
-STAT_TYPE_LINE = re.compile(rf"^{_SIZES}(\s+or\s+{_SIZES})?\s+{_CREATURE_TYPES}\b", re.I)
-_AC = re.compile(r"\barmou?r class\b\s*:?\s*\d", re.I)
-_HP = re.compile(r"\bhit points\b\s*:?\s*\d", re.I)
-_HD = re.compile(r"\bhit dice\b\s*:?\s*\d", re.I)
-_CR = re.compile(r"\b(challenge|cr)\b\s*:?\s*(\d|1/[248])", re.I)
-_OLD_STATS = re.compile(r"\b(no\. of attacks|morale|save as)\s*:", re.I)
-_RANGE = re.compile(r"^range\s*:", re.I)
-_DURATION = re.compile(r"^duration\s*:", re.I)
-_CLASS_TABLE = re.compile(r"\bhit (point die|dice)\b", re.I)
-_CLASS_TABLE2 = re.compile(r"\bsaving throw(s| proficiencies)\b", re.I)
+STAT_TYPE_LINE = re.compile(rf"^{_SIZES}(\s+or\s+{_SIZES})?\s+{_CREATURE_TYPES}\b", re.IGNORECASE)
+_AC = re.compile(r"\barmou?r class\b\s*:?\s*\d", re.IGNORECASE)
+_HP = re.compile(r"\bhit points\b\s*:?\s*\d", re.IGNORECASE)
+_HD = re.compile(r"\bhit dice\b\s*:?\s*\d", re.IGNORECASE)
+_CR = re.compile(r"\b(challenge|cr)\b\s*:?\s*(\d|1/[248])", re.IGNORECASE)
+_OLD_STATS = re.compile(r"\b(no\. of attacks|morale|save as)\s*:", re.IGNORECASE)
+_RANGE = re.compile(r"^range\s*:", re.IGNORECASE)
+_DURATION = re.compile(r"^duration\s*:", re.IGNORECASE)
+_CLASS_TABLE = re.compile(r"\bhit (point die|dice)\b", re.IGNORECASE)
+_CLASS_TABLE2 = re.compile(r"\bsaving throw(s| proficiencies)\b", re.IGNORECASE)
+_CASTING_TIME = re.compile(r"^\W*casting time\W*:", re.IGNORECASE | re.MULTILINE)
+_SKILL_PROF = re.compile(r"skill proficiencies\s*:", re.IGNORECASE)
+_EQUIPMENT = re.compile(r"\bequipment\s*:", re.IGNORECASE)
+_ORIGIN_FIELDS = re.compile(r"\b(feat|languages|tool proficienc\w*)\s*:", re.IGNORECASE)
+_BENEFITS = re.compile(r"you gain the following benefits", re.IGNORECASE)
+_ASI = re.compile(r"ability score increase", re.IGNORECASE)
+_CREATURE_TYPE = re.compile(r"creature type\s*:", re.IGNORECASE)
+_SPEED = re.compile(r"\bspeed\s*:", re.IGNORECASE)
 _RARITY = r"(common|uncommon|rare|very rare|legendary|artifact|rarity\b|varies)"
 ITEM_LINE = re.compile(
     r"^(wondrous item|weapon|armou?r|potion|ring|rod|staff|wand|scroll|shield|ammunition)\b"
     rf"[^\n]{{0,80}}?,\s*{_RARITY}\b",
-    re.I,
+    re.IGNORECASE,
 )
-FEAT_LINE = re.compile(r"^(origin|general|fighting style|epic boon)\s+feat\b", re.I)
-_PREREQ = re.compile(r"^prerequisites?\s*:", re.I)
-_LEVEL_WORDS = re.compile(r"\b(\d+(st|nd|rd|th)[- ]level|level \d+|at \d+(st|nd|rd|th) level)\b", re.I)
+FEAT_LINE = re.compile(r"^(origin|general|fighting style|epic boon)\s+feat\b", re.IGNORECASE)
+_PREREQ = re.compile(r"^prerequisites?\s*:", re.IGNORECASE)
+_LEVEL_WORDS = re.compile(
+    r"\b(\d+(st|nd|rd|th)[- ]level|level \d+|(at|starting at|beginning at|by) \d+(st|nd|rd|th)\b)",
+    re.IGNORECASE,
+)
 _CHOICE_FEATURE = re.compile(
-    r"\b(you )?(choose|swear|commit yourself to|delve into) (a|an|one|the)\b|\byour (archetype )?choice grants\b", re.I
+    r"\b(you )?(choose|swear|commit yourself to|delve into) (a|an|one|the)\b"
+    r"|\byour (archetype )?choice grants\b",
+    re.IGNORECASE,
 )
-_SUBCLASS_BODY = re.compile(r"\b(archetype|your choice|when you (choose|join|adopt|take)|subclass)\b", re.I)
+_SUBCLASS_BODY = re.compile(
+    r"\b(archetype|your choice|when you (choose|join|adopt|take)|subclass)\b", re.IGNORECASE
+)
 
 # Section titles that give context to what they hold (matched against normalised titles).
 SPELL_CTX = re.compile(r"^(spell descriptions|spells( a z)?|[a-z] spells|spell list descriptions)$")
@@ -56,9 +71,13 @@ MONSTER_CTX = re.compile(
     r"(^|\b)(monsters?|creatures|monster descriptions|creature descriptions|bestiary"
     r"|nonplayer characters?|npcs?|nonplayer character descriptions|monsters a z)$"
 )
-ITEM_CTX = re.compile(r"(^|\b)(magic items?|magic item descriptions|magic items a z|artifacts|wondrous items|treasure)$")
+ITEM_CTX = re.compile(
+    r"(^|\b)(magic items?|magic item descriptions|magic items a z|artifacts|wondrous items|treasure)$"
+)
 CONDITION_CTX = re.compile(r"(^|\b)conditions$")
-RACE_CTX = re.compile(r"(^|\b)(races|species|character species|species descriptions|racial traits|character races)$")
+RACE_CTX = re.compile(
+    r"(^|\b)(races|species|character species|species descriptions|racial traits|character races)$"
+)
 CLASS_CTX = re.compile(r"(^|\b)(classes|character classes)$")
 FEAT_CTX = re.compile(r"(^|\b)(feats|feat descriptions|(origin|general|fighting style|epic boon) feats)$")
 BACKGROUND_CTX = re.compile(r"(^|\b)(backgrounds|background descriptions|character backgrounds)$")
@@ -67,17 +86,20 @@ SUBCLASS_CTX = re.compile(
     r"|subclass(es)?|bloodlines?|conclaves?)$"
 )
 SUBCLASS_TITLE = re.compile(
-    r"^(path of( the)?|college of|circle of( the)?|oath of|school of|way of( the)?|the) \w|\b(domain|bloodline)$"
+    r"^(path of( the)?|college of|circle of( the)?|oath of|school of|way of( the)?|the) \w"
+    r"|\b(domain|bloodline)$"
 )
 RULE_CTX = re.compile(
     r"(^|\b)(using ability scores|adventuring|combat|spellcasting|rules glossary|rules definitions"
     r"|playing the game|beyond 1st level|character advancement|multiclassing|gameplay toolbox|exploration"
     r"|environment|resting|movement|actions in combat|making an attack|damage and healing)$"
 )
+_LIST_TITLE = re.compile(r"(\bspells|spell lists?|\btables?)$")
 # Subsections of stat blocks, classes and races: never an entity of their own.
 STRUCTURAL_TITLES = re.compile(
     r"^(actions|bonus actions|reactions|legendary actions|lair actions|mythic actions|regional effects"
-    r"|traits|special traits|spellcasting|innate spellcasting|class features|hit points|hit dice|proficiencies"
+    r"|traits|special traits|spellcasting|innate spellcasting|class features|hit points|hit dice"
+    r"|proficiencies"
     r"|equipment|starting equipment|features?|suggested characteristics|variants?|variant .*|.* traits"
     r"|.* class features|.* features|becoming an? .*|as an? .* character|.* spells|uncategorized"
     r"|quick build|creating an? .*|ability score increase|age|alignment|size|speed|languages|subraces?"
@@ -153,6 +175,15 @@ def has_item_line(head: list[str]) -> bool:
     return any(ITEM_LINE.match(line) for line in head[:2])
 
 
+def _previous_sibling(nodes: list[_Node], node: _Node) -> _Node | None:
+    for i in range(node.index - 1, -1, -1):
+        if nodes[i].entry.parent == node.entry.parent:
+            return nodes[i]
+        if node.entry.parent is not None and i <= node.entry.parent:
+            return None
+    return None
+
+
 def _is_structural(title: str) -> bool:
     return bool(STRUCTURAL_TITLES.match(title))
 
@@ -192,42 +223,94 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
         if any(k in ("class features", t + " class features") for k in kid_titles[:3]):
             return "class"
         # SRD 5.2: a "Core <Class> Traits" table right under the class heading
-        if _CLASS_TABLE.search(body[:1500]) and _CLASS_TABLE2.search(body[:1500]) and node.children \
-                and _under(nodes, node, CLASS_CTX, 2):
+        if (
+            _CLASS_TABLE.search(body[:1500])
+            and _CLASS_TABLE2.search(body[:1500])
+            and node.children
+            and _under(nodes, node, CLASS_CTX, 2)
+        ):
             return "class"
-    if parent is not None and types[parent.index] == "monster" and not _is_structural(t) \
-            and not t.startswith("variant") and t.split()[0] == parent.title.split()[0]:
-        return "monster"  # "Swarm of Beetles" below "Swarm of Insects"
+    family = next((nodes[a] for a in node.ancestors[:2] if types[a] == "monster"), None)
+    if family is None and parent is not None and parent.title.startswith("variant"):
+        sib = _previous_sibling(nodes, parent)  # "Variant: Insect Swarms" right after "Swarm of Insects"
+        if (
+            sib is not None
+            and types[sib.index] == "monster"
+            and not _is_structural(t)
+            and t.split()[0] == sib.title.split()[0]
+        ):
+            return "monster"
+    if (
+        family is not None
+        and not _is_structural(t)
+        and t.split()[0] == family.title.split()[0]
+        and all(
+            nodes[a].title.startswith("variant") for a in node.ancestors[: node.ancestors.index(family.index)]
+        )
+    ):
+        return "monster"  # "Swarm of Beetles" below "Swarm of Insects" (or its "Variant: ..." section)
     if _statblock_children_only(nodes, node) and _under(nodes, node, MONSTER_CTX) and not _is_structural(t):
         return "monster"
 
     # 3. Enclosing sections.
-    if parent is not None and CONDITION_CTX.search(parent.title) and len(t.split()) <= 2 \
-            and "condition" not in t and not node.children:
+    if (
+        parent is not None
+        and len(t.split()) <= 2
+        and "condition" not in t
+        and (
+            CONDITION_CTX.search(parent.title)
+            # a mis-nested one ("Exhaustion" below "Deafened") still sits in the conditions list
+            or (
+                types[parent.index] == "condition"
+                and len(node.ancestors) > 1
+                and CONDITION_CTX.search(nodes[node.ancestors[1]].title)
+            )
+        )
+    ):
         return "condition"
-    if _under(nodes, node, SPELL_CTX, 3) and re.search(r"casting time", body[:600], re.I):
+    if _under(nodes, node, SPELL_CTX, 3) and _CASTING_TIME.search(body[:600]):
         return "spell"
     if _under(nodes, node, ITEM_CTX, 3) and any(ITEM_LINE.match(x) for x in head[:4]):
         return "item"
-    if _under(nodes, node, MONSTER_CTX, 3) and _AC.search(body[:2500]) and _HP.search(body[:2500]) \
-            and not _is_structural(t):
+    if (
+        _under(nodes, node, MONSTER_CTX, 3)
+        and _AC.search(body[:2500])
+        and _HP.search(body[:2500])
+        and not _is_structural(t)
+    ):
         return "monster"
-    if _under(nodes, node, BACKGROUND_CTX, 3) and not _is_structural(t) \
-            and re.search(r"skill proficiencies\s*:", body, re.I):
+    if _under(nodes, node, BACKGROUND_CTX, 3) and not _is_structural(t) and _SKILL_PROF.search(body):
         return "background"
-    if re.search(r"skill proficiencies\s*:", body[:1500], re.I) and re.search(r"\bequipment\s*:", body, re.I) \
-            and re.search(r"\b(feat|languages|tool proficienc\w*)\s*:", body, re.I) and not _is_structural(t):
+    if (
+        _SKILL_PROF.search(body[:1500])
+        and _EQUIPMENT.search(body)
+        and _ORIGIN_FIELDS.search(body)
+        and not _is_structural(t)
+    ):
         return "background"
-    if _under(nodes, node, FEAT_CTX, 3) and not _is_structural(t) and head \
-            and (_PREREQ.match(head[0]) or re.search(r"you gain the following benefits", body[:800], re.I)):
+    if (
+        _under(nodes, node, FEAT_CTX, 3)
+        and not _is_structural(t)
+        and head
+        and (_PREREQ.match(head[0]) or _BENEFITS.search(body[:800]))
+    ):
         return "feat"
     # subraces: a section below a race (or its traits) that grants its own ability increase
     race_anc = next((a for a in node.ancestors[:3] if types[a] == "race"), None)
-    if race_anc is not None and not _is_structural(t) and not t.startswith(nodes[race_anc].title + " ") \
-            and re.search(r"ability score increase", body, re.I):
+    if (
+        race_anc is not None
+        and not _is_structural(t)
+        and not t.startswith(nodes[race_anc].title + " ")
+        and _ASI.search(body)
+    ):
         return "race"
-    if race_anc is None and _under(nodes, node, RACE_CTX, 2) and not _is_structural(t) \
-            and re.search(r"creature type\s*:", body[:400], re.I) and re.search(r"\bspeed\s*:", body[:600], re.I):
+    if (
+        race_anc is None
+        and _under(nodes, node, RACE_CTX, 2)
+        and not _is_structural(t)
+        and _CREATURE_TYPE.search(body[:400])
+        and _SPEED.search(body[:600])
+    ):
         return "race"
     if _is_subclass(nodes, node, types):
         return "subclass"
@@ -251,14 +334,16 @@ def _in_class_area(nodes: list[_Node], node: _Node, types: list[str | None]) -> 
 
 def _is_subclass(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     t = node.title
-    if _is_structural(t) or len(t.split()) > 6:
-        return False
     if re.match(r"^[a-z]+ subclass \w", t):  # SRD 5.2: "Barbarian Subclass: Path of the Berserker"
         return True
+    if _is_structural(t) or len(t.split()) > 6:
+        return False
     parent = nodes[node.ancestors[0]] if node.ancestors else None
     if parent is None or not _in_class_area(nodes, node, types):
         return False
-    text = node.entry.body[:3000] + " " + " ".join(nodes[c].entry.body[:400] for c in node.children[:3])
+    if any(types[a] == "class" and t in ("the " + nodes[a].title, nodes[a].title) for a in node.ancestors):
+        return False  # "The Fighter": the class table, not an archetype
+    text = node.entry.body[:3000] + " " + " ".join(nodes[c].entry.body[:400] for c in node.children[:8])
     levelled = bool(_LEVEL_WORDS.search(text) or _SUBCLASS_BODY.search(text))
     if _CHOICE_FEATURE.search(node.entry.body[:400]):
         return False  # the class feature that makes you pick one ("Divine Domain"), not a subclass
@@ -279,8 +364,8 @@ def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
 def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     if not node.ancestors or len(node.entry.body) < 40 or _is_structural(node.title):
         return False
-    if any(types[a] not in (None, "rule") for a in node.ancestors):
-        return False
+    if any(types[a] not in (None, "rule") or _LIST_TITLE.search(nodes[a].title) for a in node.ancestors):
+        return False  # inside an entity, or in a spell list ("Bard Spells" > "3rd Level")
     if any(types[d] not in (None, "rule") for d in _descendants(nodes, node)):
         return False  # a container of typed entries ("Conditions") is not itself a rule
     top = nodes[node.ancestors[-1]]

@@ -37,6 +37,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     rich_markup_mode=None,
+    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -100,6 +101,17 @@ def _handle(fn: F) -> F:
         except KeyboardInterrupt:
             _err_console().print("[yellow]interrupted[/]")
             raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as exc:  # a bug: say so in one line unless --debug asks for the traceback
+            if _state["debug"]:
+                raise
+            from rich.markup import escape
+
+            con = _err_console()
+            con.print(f"[bold red]error INTERNAL_ERROR:[/] {escape(type(exc).__name__)}: {escape(str(exc))}")
+            con.print("[dim]hint: rerun with `gmtool --debug …` for the traceback, and please report it[/]")
+            raise typer.Exit(EXIT_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -191,6 +191,7 @@ def run_index(
                 out_of_scope = scope_all and meta.file not in present
                 if gone or out_of_scope:
                     del manifest.sources[sid]
+                    manifest.extra.get("index_stat", {}).pop(sid, None)
                     manifest.generation += 1
                     store.save_manifest(paths.index_dir, manifest)
                     store.remove_source(paths.index_dir, sid)
@@ -209,7 +210,7 @@ def run_index(
                 report.failed.append(Failure(r, "INVALID_PATH", str(exc), "the file vanished or is unreadable"))
                 continue
             old = by_file.get(r)
-            valid_old = old is not None and store.source_file(paths.index_dir, old.source_id).exists()
+            valid_old = old is not None and _index_intact(paths.index_dir, manifest, old)
             if not force and valid_old and old is not None and old.size == st.st_size and old.mtime == st.st_mtime:
                 report.unchanged += 1
                 continue
@@ -252,6 +253,7 @@ def run_index(
             meta = _meta(sid, p, r, result, size, mtime, sha or "")
             store.save_source(paths.index_dir, meta, result)
             manifest.sources[sid] = meta
+            _record_stat(paths.index_dir, manifest, sid)
             manifest.generation += 1
             store.save_manifest(paths.index_dir, manifest)
             report.indexed += 1
@@ -282,6 +284,29 @@ def run_index(
     if not targeted and not include and not exclude:
         remember_library(library)
     return report
+
+
+def _record_stat(index_dir: Path, manifest: store.Manifest, sid: str) -> None:
+    """Remember the index file's size and mtime so a no-change rescan trusts it with one stat."""
+    st = store.source_file(index_dir, sid).stat()
+    manifest.extra.setdefault("index_stat", {})[sid] = [st.st_size, st.st_mtime_ns]
+
+
+def _index_intact(index_dir: Path, manifest: store.Manifest, meta: SourceMeta) -> bool:
+    """Cheap when nothing was touched; otherwise the file is loaded to prove it is sound."""
+    path = store.source_file(index_dir, meta.source_id)
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    if manifest.extra.get("index_stat", {}).get(meta.source_id) == [st.st_size, st.st_mtime_ns]:
+        return True
+    try:
+        store.load_source(index_dir, meta.source_id, meta.sha256)
+    except GmtoolError:
+        return False
+    _record_stat(index_dir, manifest, meta.source_id)
+    return True
 
 
 def _remove_vectors(index_dir: Path, sid: str) -> None:

@@ -164,7 +164,7 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     top = top_k(scores, PRF_DOCS, mask)
     if len(top) == 0:
         return {}
-    df = bm25.df()
+    df = bm25.df
     n = max(bm25.n_docs, 1)
     tf: dict[str, float] = {}
     for i in top:

@@ -23,8 +23,10 @@ def doc_of(*rows: tuple) -> Document:
     entries: list[Entry] = []
     for row in rows:
         title, level, body = row[:3]
-        parent = row[3] if len(row) > 3 else next(
-            (i for i in range(len(entries) - 1, -1, -1) if entries[i].level < level), None
+        parent = (
+            row[3]
+            if len(row) > 3
+            else next((i for i in range(len(entries) - 1, -1, -1) if entries[i].level < level), None)
         )
         entries.append(Entry(title=title, level=level, page=1, parent=parent, body=body))
     return Document(format="md", title=None, pages=1, entries=entries)
@@ -37,29 +39,48 @@ def types(doc: Document) -> dict[str, str | None]:
 
 # --- body first lines ------------------------------------------------------------------
 
-@pytest.mark.parametrize("line", [
-    "3rd-level evocation", "Evocation cantrip", "1st-level abjuration (ritual)",
-    "2nd level necromancy", "Level 2 Evocation (Wizard)", "Conjuration Cantrip (Sorcerer, Wizard)",
-])
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "3rd-level evocation",
+        "Evocation cantrip",
+        "1st-level abjuration (ritual)",
+        "2nd level necromancy",
+        "Level 2 Evocation (Wizard)",
+        "Conjuration Cantrip (Sorcerer, Wizard)",
+    ],
+)
 def test_spell_line_makes_a_spell_anywhere(line):
     doc = doc_of(("Stuff", 1, ""), ("Zap", 2, f"{line}\n\nCasting Time: 1 action"))
     assert types(doc)["Zap"] == "spell"
 
 
 def test_spell_by_context_needs_casting_time():
-    doc = doc_of(("Spell Descriptions", 1, ""), ("Zap", 2, "Casting Time: 1 action\nRange: 60 feet"),
-                 ("Reading the Entries", 2, "Each spell has a level."))
+    doc = doc_of(
+        ("Spell Descriptions", 1, ""),
+        ("Zap", 2, "Casting Time: 1 action\nRange: 60 feet"),
+        ("Reading the Entries", 2, "Each spell has a level."),
+    )
     got = types(doc)
     assert got["Zap"] == "spell" and got["Reading the Entries"] is None
 
 
-@pytest.mark.parametrize("line", [
-    "Large monstrosity, unaligned", "Medium humanoid (any race), any alignment",
-    "Medium swarm of Tiny beasts, unaligned", "Large Aberration, Lawful Evil",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Large monstrosity, unaligned",
+        "Medium humanoid (any race), any alignment",
+        "Medium swarm of Tiny beasts, unaligned",
+        "Large Aberration, Lawful Evil",
+    ],
+)
 def test_stat_block_type_line_makes_a_monster(line):
-    doc = doc_of(("Beasts", 1, ""), ("Thing", 2, f"{line}\n\nArmor Class 12\nHit Points 11 (2d8 + 2)"),
-                 ("Actions", 3, "Bite. Melee Weapon Attack: +4 to hit."))
+    doc = doc_of(
+        ("Beasts", 1, ""),
+        ("Thing", 2, f"{line}\n\nArmor Class 12\nHit Points 11 (2d8 + 2)"),
+        ("Actions", 3, "Bite. Melee Weapon Attack: +4 to hit."),
+    )
     got = types(doc)
     assert got["Thing"] == "monster" and got["Actions"] is None and got["Beasts"] is None
 
@@ -70,45 +91,70 @@ def test_stat_block_lines_without_type_line():
 
 
 def test_stat_block_rules_text_is_not_a_monster():
-    doc = doc_of(("Monsters", 1, ""), ("Parts of a Stat Block", 2, ""),
-                 ("Armor Class", 3, "A monster's Armor Class includes its natural armor."),
-                 ("Hit Points", 3, "A monster usually dies or is destroyed when it drops to 0 hit points."))
+    doc = doc_of(
+        ("Monsters", 1, ""),
+        ("Parts of a Stat Block", 2, ""),
+        ("Armor Class", 3, "A monster's Armor Class includes its natural armor."),
+        ("Hit Points", 3, "A monster usually dies or is destroyed when it drops to 0 hit points."),
+    )
     assert set(types(doc).values()) == {None}
 
 
 def test_monster_variant_child_shares_the_family_name():
     body = "Medium swarm of Tiny beasts, unaligned\nArmor Class 12\nHit Points 22 (5d8)\nChallenge 1/2"
-    doc = doc_of(("Swarm of Insects", 1, body), ("Actions", 2, "Bites."),
-                 ("Swarm of Beetles", 2, "A swarm of beetles gains a burrowing speed of 5 feet.", 0),
-                 ("Variant: Insect Swarms", 2, "Different kinds of insects.", 0))
+    doc = doc_of(
+        ("Swarm of Insects", 1, body),
+        ("Actions", 2, "Bites."),
+        ("Swarm of Beetles", 2, "A swarm of beetles gains a burrowing speed of 5 feet.", 0),
+        ("Variant: Insect Swarms", 2, "Different kinds of insects.", 0),
+    )
     got = types(doc)
     assert got["Swarm of Beetles"] == "monster" and got["Variant: Insect Swarms"] is None
 
 
-@pytest.mark.parametrize("line", [
-    "Wondrous item, rare (requires attunement)", "Weapon (any sword), very rare", "Armor (plate), legendary",
-    "Potion, uncommon", "Ring, rare", "Wondrous item, rarity by figurine", "Wand, uncommon (requires attunement by a wizard)",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Wondrous item, rare (requires attunement)",
+        "Weapon (any sword), very rare",
+        "Armor (plate), legendary",
+        "Potion, uncommon",
+        "Ring, rare",
+        "Wondrous item, rarity by figurine",
+        "Wand, uncommon (requires attunement by a wizard)",
+    ],
+)
 def test_item_line_makes_an_item(line):
     assert types(doc_of(("Magic Items", 1, ""), ("Gizmo", 2, line + "\n\nIt hums.")))["Gizmo"] == "item"
 
 
 def test_feat_line_and_prerequisite():
-    doc = doc_of(("Feats", 1, "A feat represents a talent."),
-                 ("Grappler", 2, "Prerequisite: Strength 13 or higher\n\nYou gain the following benefits:"),
-                 ("Inspiration", 2, "Inspiration is a rule the game master can use."),
-                 ("Elsewhere", 1, ""), ("Alert", 2, "Origin Feat\n\nYou gain the following benefits."))
+    doc = doc_of(
+        ("Feats", 1, "A feat represents a talent."),
+        ("Grappler", 2, "Prerequisite: Strength 13 or higher\n\nYou gain the following benefits:"),
+        ("Inspiration", 2, "Inspiration is a rule the game master can use."),
+        ("Elsewhere", 1, ""),
+        ("Alert", 2, "Origin Feat\n\nYou gain the following benefits."),
+    )
     got = types(doc)
     assert got["Grappler"] == "feat" and got["Alert"] == "feat" and got["Inspiration"] is None
 
 
 def test_background_needs_skill_proficiencies_line():
-    doc = doc_of(("Backgrounds", 1, "Every story has a beginning."),
-                 ("Components of a Background", 2, ""),
-                 ("Proficiencies", 3, "Each background gives proficiency in two skills."),
-                 ("Acolyte", 2, "You have spent your life in a temple.\n\nSkill Proficiencies: Insight, Religion\n"
-                                "Languages: Two of your choice\nEquipment: A holy symbol"),
-                 ("Feature: Shelter of the Faithful", 3, "You command respect."))
+    doc = doc_of(
+        ("Backgrounds", 1, "Every story has a beginning."),
+        ("Components of a Background", 2, ""),
+        ("Proficiencies", 3, "Each background gives proficiency in two skills."),
+        (
+            "Acolyte",
+            2,
+            (
+                "You have spent your life in a temple.\n\nSkill Proficiencies: Insight, Religion\n"
+                "Languages: Two of your choice\nEquipment: A holy symbol"
+            ),
+        ),
+        ("Feature: Shelter of the Faithful", 3, "You command respect."),
+    )
     got = types(doc)
     assert got["Acolyte"] == "background"
     assert got["Proficiencies"] is None and got["Feature: Shelter of the Faithful"] is None
@@ -116,36 +162,53 @@ def test_background_needs_skill_proficiencies_line():
 
 # --- enclosing sections and children ----------------------------------------------------
 
+
 def test_conditions_appendix_children_are_conditions():
-    doc = doc_of(("Appendix PH-A: Conditions", 1, "Conditions alter a creature's capabilities."),
-                 ("Blinded", 2, "A blinded creature can't see."), ("Prone", 2, "A prone creature crawls."))
+    doc = doc_of(
+        ("Appendix PH-A: Conditions", 1, "Conditions alter a creature's capabilities."),
+        ("Blinded", 2, "A blinded creature can't see."),
+        ("Prone", 2, "A prone creature crawls."),
+    )
     got = types(doc)
     assert got["Blinded"] == got["Prone"] == "condition" and got["Appendix PH-A: Conditions"] is None
 
 
 def test_condition_tag_in_title():
-    assert types(doc_of(("Rules Definitions", 1, ""), ("Blinded [Condition]", 2, "You can't see.")))[
-        "Blinded [Condition]"] == "condition"
+    assert (
+        types(doc_of(("Rules Definitions", 1, ""), ("Blinded [Condition]", 2, "You can't see.")))[
+            "Blinded [Condition]"
+        ]
+        == "condition"
+    )
 
 
 def test_conditions_section_of_another_game_is_not_a_condition_list():
-    doc = doc_of(("Conditions", 1, "Conditions are like stress."),
-                 ("Moving Conditions Further Apart", 2, "Text."), ("Other Versions of Conditions", 2, "Text."))
+    doc = doc_of(
+        ("Conditions", 1, "Conditions are like stress."),
+        ("Moving Conditions Further Apart", 2, "Text."),
+        ("Other Versions of Conditions", 2, "Text."),
+    )
     assert set(types(doc).values()) == {None}
 
 
 def test_race_has_a_traits_child_and_subrace_its_own_increase():
-    doc = doc_of(("Races", 1, ""), ("Racial Traits", 2, "The description of each race."),
-                 ("Dwarf", 2, "Bold and hardy."),
-                 ("Dwarf Traits", 3, "Ability Score Increase. Your Constitution score increases by 2."),
-                 ("Hill Dwarf", 4, "As a hill dwarf you have keen senses.\nAbility Score Increase. Wisdom +1."))
+    doc = doc_of(
+        ("Races", 1, ""),
+        ("Racial Traits", 2, "The description of each race."),
+        ("Dwarf", 2, "Bold and hardy."),
+        ("Dwarf Traits", 3, "Ability Score Increase. Your Constitution score increases by 2."),
+        ("Hill Dwarf", 4, "As a hill dwarf you have keen senses.\nAbility Score Increase. Wisdom +1."),
+    )
     got = types(doc)
     assert got["Dwarf"] == "race" and got["Hill Dwarf"] == "race"
     assert got["Dwarf Traits"] is None and got["Racial Traits"] is None and got["Races"] is None
 
 
 def test_species_by_creature_type_line():
-    doc = doc_of(("Species Descriptions", 1, ""), ("Goliath", 2, "Creature Type: Humanoid\nSize: Medium\nSpeed: 35 feet"))
+    doc = doc_of(
+        ("Species Descriptions", 1, ""),
+        ("Goliath", 2, "Creature Type: Humanoid\nSize: Medium\nSpeed: 35 feet"),
+    )
     assert types(doc)["Goliath"] == "race"
 
 
@@ -156,7 +219,11 @@ def test_class_subclass_container_and_choice_feature():
         ("Class Features", 3, "As a cleric, you gain the following class features."),
         ("Hit Points", 4, "Hit Dice: 1d8 per cleric level"),
         ("Proficiencies", 4, "Armor: Light armor"),
-        ("Divine Domain", 3, "Choose one domain related to your deity. Your choice grants you domain spells."),
+        (
+            "Divine Domain",
+            3,
+            "Choose one domain related to your deity. Your choice grants you domain spells.",
+        ),
         ("Domain Spells", 4, "Each domain has a list of spells."),
         ("Domains", 2, ""),
         ("Life Domain", 3, "The Life domain focuses on positive energy."),
@@ -167,43 +234,71 @@ def test_class_subclass_container_and_choice_feature():
     got = types(doc)
     assert got["Cleric"] == "class"
     assert got["Life Domain"] == "subclass" and got["Champion"] == "subclass"
-    for title in ("Class Features", "Hit Points", "Proficiencies", "Divine Domain", "Domain Spells", "Domains",
-                  "Martial Archetypes", "Classes", "Bonus Proficiency"):
+    for title in (
+        "Class Features",
+        "Hit Points",
+        "Proficiencies",
+        "Divine Domain",
+        "Domain Spells",
+        "Domains",
+        "Martial Archetypes",
+        "Classes",
+        "Bonus Proficiency",
+    ):
         assert got[title] is None, title
 
 
 def test_subclass_title_with_class_prefix():
-    assert types(doc_of(("Barbarian Subclass: Path of the Berserker", 3, "Channel Rage into Violent Fury")))[
-        "Barbarian Subclass: Path of the Berserker"] == "subclass"
+    assert (
+        types(doc_of(("Barbarian Subclass: Path of the Berserker", 3, "Channel Rage into Violent Fury")))[
+            "Barbarian Subclass: Path of the Berserker"
+        ]
+        == "subclass"
+    )
 
 
 def test_multiclassing_is_not_a_class():
-    doc = doc_of(("Multiclassing", 1, "Multiclassing allows you to gain levels in multiple classes."),
-                 ("Prerequisites", 2, "x"), ("Experience Points", 2, "x"), ("Hit Points and Hit Dice", 2, "x"),
-                 ("Proficiencies", 2, "x"), ("Class Features", 2, "When you gain a new level in a class ..."))
+    doc = doc_of(
+        ("Multiclassing", 1, "Multiclassing allows you to gain levels in multiple classes."),
+        ("Prerequisites", 2, "x"),
+        ("Experience Points", 2, "x"),
+        ("Hit Points and Hit Dice", 2, "x"),
+        ("Proficiencies", 2, "x"),
+        ("Class Features", 2, "When you gain a new level in a class ..."),
+    )
     assert types(doc)["Multiclassing"] is None
 
 
 def test_rules_chapter_sections_are_rules_but_containers_stay_none():
-    doc = doc_of(("Combat", 1, "This chapter provides the rules you need."),
-                 ("Cover", 2, "Walls, trees, creatures, and other obstacles can provide cover during combat."),
-                 ("Adventuring", 1, ""),
-                 ("Conditions", 2, "Conditions alter a creature's capabilities in a variety of ways."),
-                 ("Blinded", 3, "A blinded creature can't see."))
+    doc = doc_of(
+        ("Combat", 1, "This chapter provides the rules you need."),
+        ("Cover", 2, "Walls, trees, creatures, and other obstacles can provide cover during combat."),
+        ("Adventuring", 1, ""),
+        ("Conditions", 2, "Conditions alter a creature's capabilities in a variety of ways."),
+        ("Blinded", 3, "A blinded creature can't see."),
+    )
     got = types(doc)
     assert got["Cover"] == "rule" and got["Combat"] is None
     assert got["Conditions"] is None and got["Blinded"] == "condition"
 
 
 def test_other_games_stay_mostly_untyped():
-    doc = doc_of(("Getting Started", 1, "Define your setting."), ("Aspects", 2, "An aspect is a phrase."),
-                 ("Stunts", 2, "Stunts are special abilities."), ("Conflicts", 1, "Harm one another."))
+    doc = doc_of(
+        ("Getting Started", 1, "Define your setting."),
+        ("Aspects", 2, "An aspect is a phrase."),
+        ("Stunts", 2, "Stunts are special abilities."),
+        ("Conflicts", 1, "Harm one another."),
+    )
     assert set(types(doc).values()) == {None}
 
 
 def test_old_school_stats_and_spell_fields():
-    doc = doc_of(("Monsters", 1, ""), ("Ogre", 2, "Armor Class: 15\nHit Dice: 4+1\nNo. of Attacks: 1 weapon\nMorale: 10"),
-                 ("SPELLS", 1, "Range: 120'\nDuration: 2 turns"), ("Light*", 2, "Range: 120'\nCleric 1\nDuration: 6 turns"))
+    doc = doc_of(
+        ("Monsters", 1, ""),
+        ("Ogre", 2, "Armor Class: 15\nHit Dice: 4+1\nNo. of Attacks: 1 weapon\nMorale: 10"),
+        ("SPELLS", 1, "Range: 120'\nDuration: 2 turns"),
+        ("Light*", 2, "Range: 120'\nCleric 1\nDuration: 6 turns"),
+    )
     got = types(doc)
     assert got["Ogre"] == "monster" and got["Light*"] == "spell" and got["SPELLS"] is None
 
@@ -216,6 +311,7 @@ def test_classify_sets_every_entry_and_handles_empty():
 
 
 # --- precision on the real SRDs ----------------------------------------------------------
+
 
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", str(s).lower()).strip()
@@ -320,15 +416,28 @@ def _check(doc: Document, min_typed: float = 0.95) -> None:
     assert _expected_typed_ratio(doc) >= min_typed
 
 
+@pytest.mark.corpus
 def test_precision_and_coverage_cc_srd5_md(cc_srd_md):
     _check(cc_srd_md)
-    counts = {ct: sum(e.content_type == ct for e in cc_srd_md.entries) for ct in ("spell", "monster", "item", "class")}
-    assert counts["spell"] >= 300 and counts["monster"] >= 300 and counts["item"] >= 200 and counts["class"] == 12
+    counts = {
+        ct: sum(e.content_type == ct for e in cc_srd_md.entries)
+        for ct in ("spell", "monster", "item", "class")
+    }
+    assert (
+        counts["spell"] >= 300
+        and counts["monster"] >= 300
+        and counts["item"] >= 200
+        and counts["class"] == 12
+    )
 
 
+@pytest.mark.corpus
+@pytest.mark.slow
 def test_precision_and_coverage_cc_srd5_pdf(cc_srd_pdf):
     _check(cc_srd_pdf)
 
 
+@pytest.mark.corpus
+@pytest.mark.slow
 def test_precision_and_coverage_srd51_pdf(srd51_pdf):
     _check(srd51_pdf)

@@ -20,19 +20,25 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_atx_levels_parents_lines_and_bodies(tmp_path):
-    doc = extract_markdown(write(tmp_path, "a.md", (
-        "# Spells {#chapter-spells}\n"
-        "Intro text.\n"
-        "\n"
-        "## **Fireball** ##\n"
-        "*3rd-level evocation*\n"
-        "\n"
-        "**Range:** 150 feet\n"
-        "### Notes\n"
-        "## Light\n"
-        "# Monsters\n"
-        "#### Deep one\n"
-    )))
+    doc = extract_markdown(
+        write(
+            tmp_path,
+            "a.md",
+            (
+                "# Spells {#chapter-spells}\n"
+                "Intro text.\n"
+                "\n"
+                "## **Fireball** ##\n"
+                "*3rd-level evocation*\n"
+                "\n"
+                "**Range:** 150 feet\n"
+                "### Notes\n"
+                "## Light\n"
+                "# Monsters\n"
+                "#### Deep one\n"
+            ),
+        )
+    )
     assert doc.format == "md" and doc.pages == 1 and doc.page_texts[0].startswith("# Spells")
     got = [(e.title, e.level, e.parent, e.line) for e in doc.entries]
     assert got == [
@@ -50,38 +56,53 @@ def test_atx_levels_parents_lines_and_bodies(tmp_path):
 
 
 def test_setext_headings_and_fenced_code(tmp_path):
-    doc = extract_markdown(write(tmp_path, "b.md", (
-        "Title Here\n"
-        "==========\n"
-        "\n"
-        "```\n"
-        "# not a heading\n"
-        "```\n"
-        "\n"
-        "Section Two\n"
-        "-----------\n"
-        "text\n"
-        "\n"
-        "---\n"
-        "\n"
-        "~~~python\n"
-        "## still code\n"
-        "~~~\n"
-    )))
-    assert [(e.title, e.level, e.parent) for e in doc.entries] == [("Title Here", 1, None), ("Section Two", 2, 0)]
+    doc = extract_markdown(
+        write(
+            tmp_path,
+            "b.md",
+            (
+                "Title Here\n"
+                "==========\n"
+                "\n"
+                "```\n"
+                "# not a heading\n"
+                "```\n"
+                "\n"
+                "Section Two\n"
+                "-----------\n"
+                "text\n"
+                "\n"
+                "---\n"
+                "\n"
+                "~~~python\n"
+                "## still code\n"
+                "~~~\n"
+            ),
+        )
+    )
+    assert [(e.title, e.level, e.parent) for e in doc.entries] == [
+        ("Title Here", 1, None),
+        ("Section Two", 2, 0),
+    ]
     assert "# not a heading" in doc.entries[0].body
     assert doc.title == "Title Here"
 
 
 def test_tables_links_and_html_are_flattened(tmp_path):
-    doc = extract_markdown(write(tmp_path, "c.md", (
-        "## Table\n"
-        "| Armor | Cost |\n"
-        "|:------|-----:|\n"
-        "| **Padded** | 5 gp |\n"
-        "See [heal](#heal) and <b>bold</b>.\n"
-        "<table>\n<tr>\n<td>STR</td>\n<td>DEX</td>\n</tr>\n</table>\n"
-    )))
+    doc = extract_markdown(
+        write(
+            tmp_path,
+            "c.md",
+            (
+                "## Table\n"
+                "| Armor | Cost |\n"
+                "|:------|-----:|\n"
+                "| **Padded** | 5 gp |\n"
+                "See [heal](#heal) and <b>bold</b>.\n"
+                "<table>\n<tr>\n<td>STR</td>\n<td>DEX</td>\n</tr>\n</table>\n"
+            ),
+        )
+    )
     body = doc.entries[0].body
     assert "|" not in body and "**" not in body and "<" not in body
     assert "Armor  Cost" in body and "Padded  5 gp" in body and "See heal and bold." in body
@@ -111,26 +132,32 @@ def test_invalid_utf8_is_replaced_not_fatal(tmp_path):
 
 
 def test_text_heading_heuristic(tmp_path):
-    doc = extract_text(write(tmp_path, "t.txt", (
-        "CHAPTER ONE: COMBAT\n"
-        "\n"
-        "Rules for fighting.\n"
-        "\n"
-        "Opportunity Attacks\n"
-        "You can make one when a creature leaves your reach.\n"
-        "\n"
-        "This is a sentence that ends with a period.\n"
-        "\n"
-        "not a heading because lowercase\n"
-        "more text\n"
-        "\n"
-        "Underlined Part\n"
-        "==============\n"
-        "Body of part.\n"
-        "\n"
-        "Cover and Concealment\n"
-        "Half cover gives +2.\n"
-    )))
+    doc = extract_text(
+        write(
+            tmp_path,
+            "t.txt",
+            (
+                "CHAPTER ONE: COMBAT\n"
+                "\n"
+                "Rules for fighting.\n"
+                "\n"
+                "Opportunity Attacks\n"
+                "You can make one when a creature leaves your reach.\n"
+                "\n"
+                "This is a sentence that ends with a period.\n"
+                "\n"
+                "not a heading because lowercase\n"
+                "more text\n"
+                "\n"
+                "Underlined Part\n"
+                "==============\n"
+                "Body of part.\n"
+                "\n"
+                "Cover and Concealment\n"
+                "Half cover gives +2.\n"
+            ),
+        )
+    )
     got = [(e.title, e.level, e.parent, e.line) for e in doc.entries]
     assert got == [
         ("CHAPTER ONE: COMBAT", 1, None, 1),
@@ -150,6 +177,7 @@ def cc_srd_md():
     return extract_markdown(path)
 
 
+@pytest.mark.corpus
 def test_cc_srd5_markdown_structure(cc_srd_md):
     doc = cc_srd_md
     assert len(doc.entries) > 2000
@@ -163,3 +191,36 @@ def test_cc_srd5_markdown_structure(cc_srd_md):
         chain.append(doc.entries[i].title)
         i = doc.entries[i].parent
     assert chain == ["Spell Descriptions", "Spell Lists"]
+
+
+def test_text_skips_stat_lines_and_lists_of_words(tmp_path):
+    doc = extract_text(
+        write(
+            tmp_path,
+            "s.txt",
+            (
+                "Owlbear\n"
+                "Large monstrosity, unaligned\n"
+                "\n"
+                "Armor Class 13\n"
+                "\n"
+                "Skills Perception +3\n"
+                "\n"
+                "Challenge 3 (700 XP)\n"
+                "\n"
+                "Tools: None\n"
+                "\n"
+                "Epic\n"
+                "\n"
+                "Great\n"
+                "\n"
+                "Good\n"
+                "\n"
+                "Fair\n"
+                "\n"
+                "Pass without Trace\n"
+                "A veil of shadows.\n"
+            ),
+        )
+    )
+    assert [e.title for e in doc.entries] == ["Owlbear", "Pass without Trace"]

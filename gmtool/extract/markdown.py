@@ -27,7 +27,8 @@ _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`]+)`")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _GENERIC_TITLES = re.compile(
-    r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$", re.I
+    r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$",
+    re.IGNORECASE,
 )
 
 
@@ -36,8 +37,11 @@ def read_text_file(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ExtractError("READ_FAILED", f"cannot read {path.name}: {exc.strerror or exc}",
-                           hint="Check that the file exists and is readable.") from exc
+        raise ExtractError(
+            "READ_FAILED",
+            f"cannot read {path.name}: {exc.strerror or exc}",
+            hint="Check that the file exists and is readable.",
+        ) from exc
     if b"\x00" in raw[:65536]:
         raise ExtractError(
             "UNSUPPORTED_FORMAT",
@@ -45,8 +49,7 @@ def read_text_file(path: Path) -> str:
             hint="Only UTF-8 Markdown/text and PDF files can be indexed; rename or convert the file.",
         )
     text = raw.decode("utf-8", errors="replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -73,7 +76,7 @@ def clean_body(lines: list[str]) -> str:
         # flatten HTML tables: one row per line, cells separated by two spaces
         text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", "  ", text)
         text = re.sub(r"</tr>", "\n", text)
-        text = re.sub(r"^\s*<[^>]+>\s*$\n?", "", text, flags=re.M)  # lines that are only a tag
+        text = re.sub(r"^\s*<[^>]+>\s*$\n?", "", text, flags=re.MULTILINE)  # lines that are only a tag
         text = _TAG.sub("", text)
     out: list[str] = []
     for line in text.split("\n"):
@@ -106,7 +109,7 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
         if lines[i].strip() in ("---", "..."):
             title = None
             for fm in lines[1:i]:
-                m = re.match(r"^title\s*:\s*(.+)$", fm.strip(), re.I)
+                m = re.match(r"^title\s*:\s*(.+)$", fm.strip(), re.IGNORECASE)
                 if m:
                     title = m.group(1).strip().strip("'\"") or None
             return i + 1, title
@@ -140,15 +143,23 @@ def parse_markdown(text: str) -> tuple[list[Entry], str | None]:
             prev_para = False
             continue
         s = _SETEXT.match(line)
-        if s and prev_para and (s.group(1)[0] == "=" or len(s.group(1)) >= 2):
-            # only a one-line paragraph is taken as a heading (after a blank line or the top)
-            if i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1][0] == i - 2):
-                headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
-                prev_para = False
-                continue
+        # only a one-line paragraph is taken as a heading (after a blank line or the top)
+        if (
+            s
+            and prev_para
+            and (s.group(1)[0] == "=" or len(s.group(1)) >= 2)
+            and (i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1][0] == i - 2))
+        ):
+            headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
+            prev_para = False
+            continue
         stripped = line.strip()
-        prev_para = bool(stripped) and not stripped.startswith(("|", ">", "<", "-", "*", "+")) \
-            and not re.match(r"^\d+[.)]\s", stripped) and not line.startswith(("    ", "\t"))
+        prev_para = (
+            bool(stripped)
+            and not stripped.startswith(("|", ">", "<", "-", "*", "+"))
+            and not re.match(r"^\d+[.)]\s", stripped)
+            and not line.startswith(("    ", "\t"))
+        )
 
     entries: list[Entry] = []
     stack: list[int] = []  # indices of open entries, by increasing level
@@ -172,8 +183,12 @@ def parse_markdown(text: str) -> tuple[list[Entry], str | None]:
         stack.append(len(entries) - 1)
     if title is None and headings:
         first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
-        if first_text is not None and first_text == headings[0][0] and entries[0].level <= 2 \
-                and not _GENERIC_TITLES.match(entries[0].title):
+        if (
+            first_text is not None
+            and first_text == headings[0][0]
+            and entries[0].level <= 2
+            and not _GENERIC_TITLES.match(entries[0].title)
+        ):
             title = entries[0].title
     return entries, title
 

@@ -9,6 +9,7 @@ Heavy imports (pypdfium2, numpy) happen inside the functions.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -47,7 +48,6 @@ def _open(path: Path):
 
 
 def _outline(doc):
-    from .pdf_sections import OutlineItem
 
     items = []
     for bm in doc.get_toc(max_depth=32):
@@ -65,7 +65,7 @@ def _outline(doc):
             mode, pos = dest.get_view()
             if mode == 1 and len(pos) >= 2 and pos[1]:  # XYZ: left, top, zoom
                 y = pos[1]
-        except Exception:  # a view that pdfium cannot parse: the page alone will do
+        except (ValueError, TypeError, IndexError, RuntimeError):  # a view pdfium cannot parse
             y = None
         items.append((title, bm.level + 1, page, y))
     return items
@@ -88,7 +88,7 @@ def _read_pages(path: Path, n: int, workers: int):
     workers = min(workers, max(1, n // _CHUNK_MIN))
     n_chunks = workers * 2
     bounds = [round(n * k / n_chunks) for k in range(n_chunks + 1)]
-    ranges = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
     pages = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futs = [pool.submit(extract_page_range, str(path), a, b) for a, b in ranges]

@@ -21,8 +21,8 @@ from typing import NamedTuple
 _ODD_HYPHEN = re.compile("[-\u2010\u2011][\u00ad\u2010\u2011]+|[\u2010\u2011]")
 _SPACES = re.compile("[\t\r\n \u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\ufffe\uffff]")
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|SFSX|SFBX|CMBX|\bBX", re.I)
-_ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.I)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|SFSX|SFBX|CMBX|\bBX", re.IGNORECASE)
+_ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.IGNORECASE)
 # pdfium reports a hyphen that ends a line as 0x02 in some files
 _SOFT_END = "\u00ad\x02"
 
@@ -141,7 +141,7 @@ def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], floa
     return spans, width, height
 
 
-def _find_gutter(frags: list[list], width: float) -> float | None:
+def _find_gutter(frags: list[list], lo_x: float, hi_x: float) -> float | None:
     """x of the gap between two text columns, or None for a single-column page."""
     if len(frags) < 8:
         return None
@@ -153,7 +153,10 @@ def _find_gutter(frags: list[list], width: float) -> float | None:
     total = w.sum()
     if total < 200:
         return None
-    xs = np.arange(int(width * 0.3), int(width * 0.7), 1.0)[:, None]
+    span = hi_x - lo_x
+    xs = np.arange(int(lo_x + span * 0.2), int(lo_x + span * 0.8), 1.0)[:, None]
+    if xs.size == 0:
+        return None
     crossing = (x0 < xs - 1) & (x1 > xs + 1)
     left = ((x1 <= xs + 1) * w).sum(axis=1)
     right = ((x0 >= xs - 1) * w).sum(axis=1) - (crossing * w).sum(axis=1) * 0
@@ -184,12 +187,12 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
     spans = sorted(spans, key=lambda s: (round(s[4]), s[0]))
     frags: list[list] = []  # [x0, top, x1, bottom, base, size, parts, text]
     for s in spans:
-        x0, top, x1, bottom, base, size, bold, text = s
+        x0, top, x1, bottom, base, size, _bold, text = s
         f = frags[-1] if frags else None
         if (
             f is not None
             and abs(base - f[4]) <= 0.5 * min(size, f[5])
-            and -0.5 * size <= x0 - f[2] <= 1.2 * max(size, f[5])
+            and -0.5 * size <= x0 - f[2] <= 0.9 * max(size, f[5])
         ):
             f[2] = max(f[2], x1)
             f[1] = min(f[1], top)
@@ -199,21 +202,9 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
         else:
             frags.append([x0, top, x1, bottom, base, size, [s], text])
     # runs sorted by rounded baseline may still leave same-line runs apart: merge again
-    # 2. columns
-    gutter = _find_gutter(frags, width)
-    if gutter is None:
-        keyed = [((0, 1, f[4], f[0]), 0, f) for f in frags]
-    else:
-        full = sorted(f[1] for f in frags if f[0] < gutter - 1 and f[2] > gutter + 1)
-        keyed = []
-        for f in frags:
-            if f[0] < gutter - 1 and f[2] > gutter + 1:
-                j = bisect.bisect_left(full, f[1])
-                keyed.append(((j, 3, f[4], f[0]), 0, f))
-            else:
-                j = bisect.bisect_right(full, f[1])
-                col = 1 if f[2] <= gutter + 1 else 2
-                keyed.append(((j, col, f[4], f[0]), col, f))
+    # 2. columns (recursively: a column may split again, e.g. a three-column poster)
+    keyed: list = []
+    _order(frags, 0.0, width, (), keyed, [0], 0)
     keyed.sort(key=lambda k: k[0])
     # 3. lines: consecutive fragments of one band/column on one baseline
     lines: list[Line] = []
@@ -221,7 +212,7 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
     for key, col, f in keyed:
         if group:
             gk, gcol, gf = group[0]
-            if gk[0] == key[0] and gk[1] == key[1] and abs(f[4] - gf[4]) <= 0.5 * min(f[5], gf[5]):
+            if gcol == col and gk[:-1] == key[:-1] and abs(f[4] - gf[4]) <= 0.5 * min(f[5], gf[5]):
                 group.append((key, col, f))
                 continue
             lines.append(_make_line(group))
@@ -231,7 +222,38 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
     return [ln for ln in lines if ln.text]
 
 
+def _order(frags, lo_x, hi_x, prefix, out, next_col, col, depth=0):
+    """Append (key, col, frag) in reading order; columns side by side, bands top to bottom."""
+    gutter = _find_gutter(frags, lo_x, hi_x) if depth < 3 else None
+    if gutter is None:
+        for f in frags:
+            out.append((prefix + ((f[4], f[0]),), col, f))
+        return
+    full = sorted(f[1] for f in frags if f[0] < gutter - 1 and f[2] > gutter + 1)
+    bands: dict = {}
+    for f in frags:
+        if f[0] < gutter - 1 and f[2] > gutter + 1:
+            j = bisect.bisect_left(full, f[1])
+            out.append((prefix + ((j, 3, f[4], f[0]),), col, f))
+        else:
+            j = bisect.bisect_right(full, f[1])
+            side = 1 if f[2] <= gutter + 1 else 2
+            bands.setdefault((j, side), []).append(f)
+    for (j, side), group in bands.items():
+        next_col[0] += 1
+        sub_lo, sub_hi = (lo_x, gutter) if side == 1 else (gutter, hi_x)
+        _order(group, sub_lo, sub_hi, prefix + ((j, side, 0, 0),), out, next_col, next_col[0], depth + 1)
+
+
 def _make_line(group: list) -> Line:
+    if len(group) == 1 and len(group[0][2][6]) == 1:  # the common case: one run
+        _key, col, f = group[0]
+        x0, top, x1, bottom, base, size, bold, raw_text = f[6][0]
+        raw_text = raw_text.rstrip(" \t\r\n\xa0")
+        soft = raw_text.endswith(tuple(_SOFT_END))
+        if soft:
+            raw_text = raw_text.rstrip(_SOFT_END)
+        return Line(top, bottom, base, x0, x1, size, bold, False, col, clean_text(raw_text), soft)
     group.sort(key=lambda g: g[2][0])
     runs = [s for _, _, f in group for s in sorted(f[6], key=lambda s: s[0])]
     parts: list[str] = []
@@ -270,7 +292,7 @@ def _make_line(group: list) -> Line:
 def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, float, list[Line]]]:
     """Open the PDF and lay out pages [start, stop): (width, height, lines) per page."""
     import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
+    from pypdfium2 import raw
 
     doc = pdfium.PdfDocument(path)
     out = []

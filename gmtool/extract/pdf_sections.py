@@ -15,8 +15,9 @@ from .pdf_layout import Line
 
 _NORM = re.compile(r"[^a-z0-9]+")
 _DIGITS = re.compile(r"\d+")
-_PAGE_NUMBER = re.compile(r"^(page\s*)?([0-9]{1,4}|[ivxlcdm]{1,7})$", re.I)
+_PAGE_NUMBER = re.compile(r"^(page\s*)?([0-9]{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
+_SECTION_NO = re.compile(r"^(\d+ )+")
 _LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 
@@ -114,7 +115,7 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
             ok = (
                 ln.size >= thr
                 and i not in drop[pi]
-                and len(ln.text) <= 150
+                and len(ln.text) <= 90
                 and _LETTER.search(ln.text) is not None
                 and not _PAGE_NUMBER.match(ln.text)
             )
@@ -139,6 +140,8 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
             else:
                 heads.append(Heading(Pos(pi, i), Pos(pi, i), ln.text, ln.size))
             prev = ln
+    # a long sentence set large is a lead paragraph, not a heading
+    heads = [hd for hd in heads if not (hd.text.endswith(".") and len(hd.text.split()) > 10)]
     # size classes, biggest first (sizes within ~2.5% are one class)
     classes: list[float] = []
     for s in sorted({hd.size for hd in heads}, reverse=True):
@@ -148,7 +151,7 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
 
 
 class Node:
-    __slots__ = ("title", "rank", "start", "body_from", "origin", "cut")
+    __slots__ = ("body_from", "cut", "origin", "rank", "start", "title")
 
     def __init__(self, title: str, rank: float, start: Pos, body_from: Pos, origin: str, cut: str = "") -> None:
         self.title = title
@@ -200,7 +203,7 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
             for li, ln in enumerate(lines):
                 if li in drop[item.page]:
                     continue
-                ln_n = norm(ln.text)
+                ln_n = _SECTION_NO.sub("", norm(ln.text))
                 if ln_n == tn:
                     out_pos[oi] = (Pos(item.page, li), Pos(item.page, li + 1), "")
                     break
@@ -348,7 +351,7 @@ def build_entries(pages, drop, nodes: list[Node], labels: list[str] | None, voca
         if nd.cut and body:
             cn = norm(nd.cut)
             # strip the run-in title from the first line
-            m = re.match(r"\W*" + r"\W+".join(map(re.escape, cn.split())) + r"[\s.:\u2014-]*", body, re.I)
+            m = re.match(r"[\d.\s]*\W*" + r"\W+".join(map(re.escape, cn.split())) + r"[\s.:\u2014-]*", body, re.IGNORECASE)
             if m:
                 body = body[m.end():]
         page = nd.start.page + 1

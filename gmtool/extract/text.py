@@ -15,11 +15,49 @@ from gmtool.extract.markdown import read_text_file
 from gmtool.types import Document, Entry
 
 _MINOR = frozenset(
-    "a an the of and or nor but in on at to for with by from as into vs via per over under upon".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "nor",
+        "but",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "without",
+        "within",
+        "by",
+        "from",
+        "as",
+        "into",
+        "onto",
+        "vs",
+        "via",
+        "per",
+        "over",
+        "under",
+        "upon",
+        "about",
+        "after",
+        "before",
+        "between",
+        "through",
+        "than",
+        "versus",
+    ]
 )
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
-_NUMBERED = re.compile(r"^(chapter|part|appendix|section|book)\b|^\d+(\.\d+)*[.)]?\s+\S", re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
+_NUMBERED = re.compile(r"^(chapter|part|appendix|section|book)\b|^\d+(\.\d+)*[.)]?\s+\S", re.IGNORECASE)
+_WORD = re.compile(r"(?<!\w)[A-Za-z][\w'’\-]*")
+# stat lines and field lines that happen to be short and capitalised: "Skills Perception +6",
+# "Challenge 1/4 (50 XP)", "Tools: None"
+_STATLIKE = re.compile(r"(^|\s)[+\-−–]\d|\d+/\d+|\(\d|^[A-Z][a-z]+( [A-Za-z]+)?: \S")
 _MAX_LEN = 70
 _MAX_WORDS = 9
 
@@ -28,6 +66,8 @@ def _looks_like_heading(line: str) -> int:
     """0 when not a heading, 1 for an ALL CAPS (or chapter-like) line, 2 for Title Case."""
     s = line.strip()
     if not s or len(s) > _MAX_LEN or s[-1] in ".,;:!" or s.startswith(("-", "*", "•", "(", "[", "|", ">")):
+        return 0
+    if (_STATLIKE.search(s) or s[-1].isdigit()) and not _NUMBERED.match(s):
         return 0
     words = _WORD.findall(s)
     if not words or len(s.split()) > _MAX_WORDS:
@@ -50,6 +90,29 @@ def _looks_like_heading(line: str) -> int:
     return 2
 
 
+def _drop_runs(found: list[tuple[int, int, int]], lines: list[str]) -> list[tuple[int, int, int]]:
+    """Drop runs of 3+ candidates with nothing between them: a list or a table column, not headings."""
+
+    def empty_after(n: int) -> bool:
+        nxt = found[n + 1][0] if n + 1 < len(found) else len(lines)
+        return not any(ln.strip() for ln in lines[found[n][2] : nxt])
+
+    keep: list[tuple[int, int, int]] = []
+    n = 0
+    while n < len(found):
+        m = n
+        while m < len(found) and empty_after(m):
+            m += 1
+        run = m - n  # candidates n..m-1 have empty bodies; m (if any) has a body
+        if run >= 3:
+            keep.extend(found[m : m + 1])
+            n = m + 1
+            continue
+        keep.extend(found[n : m + 1])
+        n = m + 1
+    return keep
+
+
 def parse_text(text: str) -> list[Entry]:
     lines = text.split("\n")
     found: list[tuple[int, int, int]] = []  # (line index, level, first body line)
@@ -58,17 +121,23 @@ def parse_text(text: str) -> list[Entry]:
         line = lines[i]
         prev_blank = i == 0 or not lines[i - 1].strip()
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.strip() and len(line.strip()) <= _MAX_LEN and _UNDERLINE.match(nxt) \
-                and len(nxt.strip()) >= max(3, len(line.strip()) // 2) and not _UNDERLINE.match(line):
+        if (
+            line.strip()
+            and len(line.strip()) <= _MAX_LEN
+            and _UNDERLINE.match(nxt)
+            and len(nxt.strip()) >= max(3, len(line.strip()) // 2)
+            and not _UNDERLINE.match(line)
+        ):
             found.append((i, 1 if nxt.strip()[0] == "=" else 2, i + 2))
             i += 2
             continue
         if prev_blank and line.strip():
             kind = _looks_like_heading(line)
             # a heading is followed by more text, not by the end of the file
-            if kind and any(ln.strip() for ln in lines[i + 1:i + 4]):
+            if kind and any(ln.strip() for ln in lines[i + 1 : i + 4]):
                 found.append((i, kind, i + 1))
         i += 1
+    found = _drop_runs(found, lines)
     if found and all(level == 2 for _, level, _ in found):
         found = [(i, 1, b) for i, _, b in found]
     entries: list[Entry] = []
@@ -78,8 +147,18 @@ def parse_text(text: str) -> list[Entry]:
         while stack and entries[stack[-1]].level >= level:
             stack.pop()
         body = re.sub(r"\n{3,}", "\n\n", "\n".join(ln.rstrip() for ln in lines[body_start:body_end])).strip()
-        entries.append(Entry(title=" ".join(lines[idx].split()), level=level, page=1, end_page=1,
-                             parent=stack[-1] if stack else None, body=body, origin="text", line=idx + 1))
+        entries.append(
+            Entry(
+                title=" ".join(lines[idx].split()),
+                level=level,
+                page=1,
+                end_page=1,
+                parent=stack[-1] if stack else None,
+                body=body,
+                origin="text",
+                line=idx + 1,
+            )
+        )
         stack.append(len(entries) - 1)
     return entries
 

@@ -93,20 +93,24 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
     if not sources:
         console.print("[yellow]No sources indexed yet.[/] Run [bold]gmtool scan DIR[/] on your rulebook folder.")
         return
-    t = Table(show_edge=False, expand=True)
-    t.add_column("Source id", style="bold cyan", no_wrap=True)
-    t.add_column("Title", overflow="fold", ratio=2, min_width=12)
-    t.add_column("File", overflow="fold", ratio=1, min_width=8)
+    t = Table(show_edge=False)
+    t.add_column("Source id", style="bold cyan", overflow="fold", min_width=10)
+    t.add_column("Title", overflow="fold", min_width=12)
     t.add_column("Pages", justify="right", no_wrap=True)
     t.add_column("Entries", justify="right", no_wrap=True)
-    t.add_column("Types", overflow="fold", ratio=3, min_width=12)
+    t.add_column("Top types", overflow="fold", min_width=14)
     t.add_column("Outline", no_wrap=True)
-    t.add_column("No text", justify="right", no_wrap=True)
-    t.add_column("Indexed", no_wrap=True)
+    if verbose:
+        t.add_column("File", overflow="fold")
+        t.add_column("No text", justify="right", no_wrap=True)
+        t.add_column("Indexed", no_wrap=True)
     for m in sources:
-        types = " ".join(f"{k}:{v}" for k, v in sorted(m.type_counts.items(), key=lambda kv: -kv[1]))
-        t.add_row(m.source_id, escape(m.title), escape(m.file), str(m.pages), str(m.entry_count), types,
-                  "yes" if m.has_outline else "no", str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " "))
+        top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
+        types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
+        row = [m.source_id, escape(m.title), str(m.pages), str(m.entry_count), types, "yes" if m.has_outline else "no"]
+        if verbose:
+            row += [escape(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
+        t.add_row(*row)
     console.print(t)
 
 

@@ -9,25 +9,29 @@ Several text fields (title, body...) are each scored as their own BM25 and summe
 fixed weights. Because the weights are fixed at build time the per-field matrices are
 summed into one, so a query costs the same whatever the number of fields.
 
-This module imports numpy and scipy at top level; the engine imports it lazily.
+Querying and loading need numpy only: the matrix is kept as its three raw CSC arrays
+(`Csc`), and scipy (slow to import) is imported inside `build` alone.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from array import array
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import orjson
-import scipy.sparse as sp
 
 from ..errors import IndexError_
 from ..text import tokenize
 
-__all__ = ["BM25Index", "top_k", "save_arrays", "load_arrays"]
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+__all__ = ["BM25Index", "Csc", "top_k", "save_arrays", "load_arrays"]
 
 FORMAT = "gmtool-bm25"
 FORMAT_VERSION = 1
@@ -85,15 +89,44 @@ def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarra
     return arrays, meta
 
 
-def _csc_from_arrays(arrays: dict[str, np.ndarray], shape: tuple[int, int]) -> sp.csc_matrix:
-    m = sp.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
-    if m.indptr.shape[0] != shape[1] + 1 or m.data.shape != m.indices.shape:
-        raise ValueError("inconsistent sparse arrays")
-    return m
+class Csc(NamedTuple):
+    """A compressed-sparse-column matrix as plain numpy arrays (scipy's layout, no scipy)."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+    @classmethod
+    def from_scipy(cls, m: Any) -> Csc:
+        m = m.tocsc()
+        m.sort_indices()
+        return cls(m.data, m.indices, m.indptr, (int(m.shape[0]), int(m.shape[1])))
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], shape: tuple[int, int]) -> Csc:
+        """Rebuild from `save_arrays` output, checking the arrays are consistent."""
+        data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+        n_rows, n_cols = shape
+        if indptr.shape != (n_cols + 1,) or data.shape != indices.shape or indices.ndim != 1:
+            raise ValueError("inconsistent sparse arrays")
+        if int(indptr[0]) != 0 or int(indptr[-1]) != data.shape[0] or (indptr.size > 1 and np.diff(indptr).min() < 0):
+            raise ValueError("bad column pointers")
+        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n_rows):
+            raise ValueError("row index out of range")
+        return cls(data, indices, indptr, shape)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"data": self.data, "indices": self.indices, "indptr": self.indptr}
+
+    def to_scipy(self) -> sp.csc_matrix:
+        import scipy.sparse as sp
+
+        return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
 
-def add_columns(matrix: sp.csc_matrix, cols: Iterable[tuple[int, float]], out: np.ndarray) -> np.ndarray:
-    """out += sum(weight * matrix[:, col]) by slicing the CSC arrays directly (no scipy overhead)."""
+def add_columns(matrix: Csc, cols: Iterable[tuple[int, float]], out: np.ndarray) -> np.ndarray:
+    """out += sum(weight * matrix[:, col]), slicing the CSC arrays directly (no scipy overhead)."""
     indptr, indices, data = matrix.indptr, matrix.indices, matrix.data
     for col, w in cols:
         s, e = indptr[col], indptr[col + 1]
@@ -117,8 +150,8 @@ class BM25Index:
     b = 0.75
     epsilon = 0.25
 
-    def __init__(self, matrix: sp.csc_matrix, vocab: dict[str, int], meta: dict[str, Any] | None = None):
-        self.matrix = matrix
+    def __init__(self, matrix: Csc, vocab: dict[str, int], meta: dict[str, Any] | None = None):
+        self.matrix = matrix  # docs x vocab, weighted BM25 of every field summed
         self.vocab = vocab
         self.meta = meta or {}
         self.n_docs: int = matrix.shape[0]
@@ -139,6 +172,8 @@ class BM25Index:
         weights: name -> weight (default 1.0 for a field not named).
         dtype: float32 (default, half the size on disk) or float64 (bit-for-bit parity tests).
         """
+        import scipy.sparse as sp
+
         if not fields:
             raise ValueError("BM25Index.build needs at least one field")
         lengths = {len(v) for v in fields.values()}
@@ -159,14 +194,15 @@ class BM25Index:
                 continue
             total = total + w * cls._field_matrix(rows, cols, n_docs, n_terms)
         total = sp.csc_matrix(total, dtype=dtype)
-        total.sort_indices()
         total.eliminate_zeros()
         meta = {"fields": list(fields), "weights": {k: float(weights.get(k, 1.0)) for k in fields}}
-        return cls(total, vocab, meta)
+        return cls(Csc.from_scipy(total), vocab, meta)
 
     @classmethod
     def _field_matrix(cls, rows: np.ndarray, cols: np.ndarray, n_docs: int, n_terms: int) -> sp.csc_matrix:
         """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them."""
+        import scipy.sparse as sp
+
         tf = sp.csr_matrix(
             (np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n_docs, n_terms)
         )
@@ -239,7 +275,7 @@ class BM25Index:
             "terms": terms,
             **self.meta,
         }
-        save_arrays(path, {"data": m.data, "indices": m.indices, "indptr": m.indptr}, meta)
+        save_arrays(path, m.arrays(), meta)
 
     @classmethod
     def load(cls, path: Path) -> BM25Index:
@@ -249,7 +285,7 @@ class BM25Index:
             terms = meta.pop("terms")
             if len(terms) != shape[1]:
                 raise ValueError("vocabulary size does not match the matrix")
-            matrix = _csc_from_arrays(arrays, shape)
+            matrix = Csc.from_arrays(arrays, shape)
         except Exception as exc:
             raise IndexError_(
                 "INDEX_CORRUPT", f"index file {path} is inconsistent ({exc})", "run `gmtool scan` to rebuild it"
@@ -270,14 +306,14 @@ class _Vocab(dict):
 def _token_ids(docs: Iterable[list[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """Flat (row, column) arrays for every token of every document, growing `vocab`."""
     ids = _Vocab(vocab)
-    cols: list[int] = []
-    lengths: list[int] = []
+    cols = array("q")  # 8 bytes per token, not a Python int object each
+    lengths = array("q")
     for toks in docs:
         cols.extend(map(ids.__getitem__, toks))
         lengths.append(len(toks))
     vocab.update(ids)
-    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    return rows, np.asarray(cols, dtype=np.int64)
+    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
+    return rows, np.frombuffer(cols, dtype=np.int64)
 
 
 def top_k(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndarray:

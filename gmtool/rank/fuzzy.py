@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..errors import IndexError_
 from ..text import normalize, stem
-from .bm25 import _csc_from_arrays, add_columns, load_arrays, save_arrays
+from .bm25 import Csc, add_columns, load_arrays, save_arrays
 
 __all__ = ["TitleMatcher", "correct_tokens", "char_ngrams", "edit_distance"]
 
@@ -57,7 +57,7 @@ def char_ngrams(title: str, n: int = 3) -> dict[str, float]:
 class TitleMatcher:
     """Character-trigram TF-IDF cosine similarity over a fixed list of titles."""
 
-    def __init__(self, matrix: sp.csc_matrix, grams: dict[str, int], idf: np.ndarray):
+    def __init__(self, matrix: Csc, grams: dict[str, int], idf: np.ndarray):
         self.matrix = matrix  # titles x grams, rows L2-normalised, idf applied
         self.grams = grams
         self.idf = idf
@@ -65,6 +65,8 @@ class TitleMatcher:
 
     @classmethod
     def build(cls, titles: list[str]) -> TitleMatcher:
+        import scipy.sparse as sp
+
         grams: dict[str, int] = {}
         rows: list[int] = []
         cols: list[int] = []
@@ -86,8 +88,7 @@ class TitleMatcher:
         norms[norms == 0] = 1.0
         v /= norms[r]
         mat = sp.csc_matrix((v.astype(np.float32), (r, c)), shape=(n, m))
-        mat.sort_indices()
-        return cls(mat, grams, idf.astype(np.float32))
+        return cls(Csc.from_scipy(mat), grams, idf.astype(np.float32))
 
     def query_vector(self, query: str) -> dict[int, float]:
         """Column -> weight of the L2-normalised query vector (grams unseen in titles count in the norm)."""
@@ -120,19 +121,17 @@ class TitleMatcher:
         for g, i in self.grams.items():
             terms[i] = g
         meta = {"format": FORMAT, "version": FORMAT_VERSION, "shape": list(m.shape), "grams": terms}
-        save_arrays(path, {"data": m.data, "indices": m.indices, "indptr": m.indptr, "idf": self.idf}, meta)
+        save_arrays(path, {**m.arrays(), "idf": self.idf}, meta)
 
     @classmethod
     def load(cls, path: Path) -> TitleMatcher:
-        from ..errors import IndexError_
-
         arrays, meta = load_arrays(path, FORMAT, FORMAT_VERSION)
         try:
             shape = (int(meta["shape"][0]), int(meta["shape"][1]))
             terms = meta["grams"]
             if len(terms) != shape[1] or arrays["idf"].shape != (shape[1],):
                 raise ValueError("gram table does not match the matrix")
-            matrix = _csc_from_arrays(arrays, shape)
+            matrix = Csc.from_arrays(arrays, shape)
         except Exception as exc:
             raise IndexError_(
                 "INDEX_CORRUPT", f"index file {path} is inconsistent ({exc})", "run `gmtool scan` to rebuild it"
@@ -183,6 +182,7 @@ def correct_tokens(
     *,
     weight1: float = 0.6,
     weight2: float = 0.35,
+    weight_join: float = 0.8,
     max_candidates: int = 3,
     min_len: int = 4,
 ) -> dict[str, float]:
@@ -193,13 +193,23 @@ def correct_tokens(
     "hold". Distance 1 candidates get `weight1`; tokens of 7+ characters with no distance-1
     candidate try distance 2 (a scan of the vocabulary of similar length), weight `weight2`. Among several candidates, those in more documents (`df`, indexed by the
     vocabulary's column ids) win. Tokens shorter than `min_len` or containing digits are
-    left alone. Returns {vocabulary token: weight}; known tokens are not included.
+    left alone. Two adjacent tokens whose concatenation is in the vocabulary ("owl bear" ->
+    "owlbear", "fire ball" -> "fireball") add it with `weight_join`.
+    Returns {vocabulary token: weight}; known tokens are not included.
     """
+    query_tokens = list(query_tokens)
     out: dict[str, float] = {}
+    for a, b in zip(query_tokens, query_tokens[1:]):
+        joined = a + b
+        for j in (joined, stem(joined)):
+            if j in vocab:
+                out[j] = max(out.get(j, 0.0), weight_join)
+                break
     for tok in query_tokens:
         if tok in vocab or len(tok) < min_len or not tok.isalpha():
             continue
-        found = _candidates(_edits1(tok), vocab, exclude=tok)
+        edits = _edits1(tok)
+        found = _candidates(edits, vocab, exclude=tok)
         weight = weight1
         if not found and len(tok) >= 7:
             found = _scan_distance2(tok, vocab)
@@ -213,14 +223,15 @@ def correct_tokens(
 
 
 def _candidates(edits: Iterable[str], vocab, exclude: str) -> dict[str, None]:
+    """Edits found in the vocabulary as they are; failing any, those whose stem is."""
+    direct = {e: None for e in edits if e in vocab}
+    if direct:
+        return direct
     found: dict[str, None] = {}
     for e in edits:
-        if e in vocab:
-            found[e] = None
-        else:
-            s = stem(e)
-            if s in vocab and s != exclude:
-                found[s] = None
+        s = stem(e)
+        if s in vocab and s != exclude:
+            found[s] = None
     return found
 
 

@@ -1,0 +1,91 @@
+"""Embedding throughput: raw onnxruntime vs Embedder.embed, plus query latency.
+
+    .venv/bin/python bench/embed.py [--n 300] [--batch 32] [--device cpu]
+
+Sections are title + first 200 words from ../shared/corpus/md/cc-srd5.md. "raw" runs the same
+session on the same length-sorted batches with no Python around it beyond numpy padding and pooling,
+so it is the upper bound for embed().
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import time
+from pathlib import Path
+
+CORPUS_MD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "md" / "cc-srd5.md"
+
+
+def sections(n: int) -> list[str]:
+    text = CORPUS_MD.read_text(encoding="utf-8")
+    out = []
+    for block in re.split(r"\n(?=#{1,6} )", text):
+        lines = block.strip().splitlines()
+        if not lines or not lines[0].startswith("#"):
+            continue
+        title = lines[0].lstrip("#").strip()
+        words = " ".join(lines[1:]).split()
+        if len(words) < 20:
+            continue
+        out.append(f"{title}\n{' '.join(words[:200])}")
+    return out[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args()
+
+    from gmtool.rank.embed import load_embedder
+
+    t0 = time.perf_counter()
+    emb = load_embedder(args.device)
+    print(f"load: {time.perf_counter() - t0:.2f}s  device={emb.device}  threads={emb.threads}  "
+          f"model={emb.model_used.name}  fingerprint={emb.fingerprint}")
+    for w in emb.warnings:
+        print("warning:", w)
+    texts = sections(args.n)
+    ids = emb.tokenize(texts)
+    lens = sorted(len(x) for x in ids)
+    print(f"{len(texts)} sections, tokens p50={lens[len(lens) // 2]} max={lens[-1]} "
+          f"truncated={sum(n >= 256 for n in lens)}")
+
+    # batches exactly as embed() forms them
+    done: list[int] = []
+    emb.embed(texts[:8], batch_size=args.batch)  # warm-up
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    emb.embed(texts, batch_size=args.batch, progress=done.append)
+    batches, start = [], 0
+    for size in done:
+        batches.append([ids[i] for i in order[start:start + size]])
+        start += size
+
+    for rep in range(args.repeat):
+        t = time.perf_counter()
+        for b in batches:
+            emb._run_batch(b)  # session.run + padding + pooling, no tokenisation
+        raw = len(texts) / (time.perf_counter() - t)
+        t = time.perf_counter()
+        emb.embed(texts, batch_size=args.batch)
+        full = len(texts) / (time.perf_counter() - t)
+        print(f"run {rep + 1}: raw onnxruntime {raw:6.1f} sections/s   Embedder.embed {full:6.1f} sections/s "
+              f"({len(batches)} batches)")
+
+    queries = ["how does grappling work", "what happens when I fall 60 feet", "fireball damage",
+               "can a rogue sneak attack twice in a round", "rules for underwater combat"]
+    times = []
+    for _ in range(10):
+        for q in queries:
+            t = time.perf_counter()
+            emb.embed_query(q)
+            times.append((time.perf_counter() - t) * 1000)
+    print(f"query: p50 {statistics.median(times):.1f} ms  p90 {sorted(times)[int(len(times) * 0.9)]:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Search speed: in-process latency on the corpus library and on a synthetic 150-book library,
+and whole-process `gmtool search fireball` against `pdfgrep -c Fireball` over the same PDFs.
+
+Usage: python bench/search.py [--books 150] [--runs 15]
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import BENCH_DIR, GMTOOL, PDFS, SHARED, bench_env, corpus_library, median, pct  # noqa: E402
+
+QUERIES = [json.loads(line)["query"] for line in open(SHARED / "eval" / "dev_search.jsonl")] + [
+    "firball", "owl bear", "magic missile", "half-elf", "dragon", "grapple", "longsword", "potion of healing",
+    "cover", "lich",
+]
+
+
+def in_process(lib: Path, runs: int) -> tuple[float, float, int]:
+    from gmtool.engine import Engine
+
+    eng = Engine(lib)
+    eng.search("warm up")
+    times = []
+    for _ in range(runs):
+        for q in QUERIES:
+            t = time.perf_counter()
+            eng.search(q, limit=10)
+            times.append((time.perf_counter() - t) * 1000)
+    return median(times), pct(times, 90), eng.library().n_docs
+
+
+def synthetic(lib: Path, books: int) -> Path:
+    """Repeat the corpus sources under new ids until there are `books` sources."""
+    from gmtool import store
+    from gmtool.library import build_keyword_index
+
+    dest = BENCH_DIR / f"synthetic-{books}"
+    idx = dest / ".gmtool"
+    if (idx / "manifest.json").exists():
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    src = store.load_manifest(lib / ".gmtool")
+    recs = [store.load_source(lib / ".gmtool", sid) for sid in sorted(src.sources)]
+    manifest = store.Manifest()
+    from gmtool.types import Document
+
+    for n in range(books):
+        rec = recs[n % len(recs)]
+        sid = f"{rec.meta.source_id}-copy{n}"
+        meta = replace(rec.meta, source_id=sid, file=f"{sid}{Path(rec.meta.file).suffix}", sha256=f"{n:064x}")
+        doc = Document(format=meta.format, title=meta.title, pages=meta.pages, entries=rec.entries,
+                       page_labels=rec.page_labels)
+        store.save_source(idx, meta, doc)
+        manifest.sources[sid] = meta
+    build_keyword_index(idx, manifest)
+    store.save_manifest(idx, manifest)
+    return dest
+
+
+def whole_process(lib: Path, runs: int) -> float:
+    env = bench_env()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([GMTOOL, "search", "fireball", "--library", str(lib), "--json"], stdout=subprocess.DEVNULL,
+                       env=env, check=True)
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
+def pdfgrep(lib: Path, runs: int) -> float | None:
+    exe = shutil.which("pdfgrep")
+    if not exe:
+        return None
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([exe, "-c", "Fireball", *[str(lib / p) for p in PDFS]], stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--books", type=int, default=150)
+    ap.add_argument("--runs", type=int, default=15)
+    a = ap.parse_args()
+    lib = corpus_library()
+    med, p90, n = in_process(lib, a.runs)
+    print(f"corpus library ({n} entries): in-process search median {med:.2f} ms, p90 {p90:.2f} ms")
+    syn = synthetic(lib, a.books)
+    med2, p902, n2 = in_process(syn, max(3, a.runs // 3))
+    print(f"synthetic {a.books}-book library ({n2} entries): in-process search median {med2:.2f} ms, p90 {p902:.2f} ms")
+    wp = whole_process(lib, a.runs)
+    print(f"whole-process `gmtool search fireball --json`: median {wp:.3f} s")
+    pg = pdfgrep(lib, 3)
+    if pg is not None:
+        print(f"`pdfgrep -c Fireball` over the {len(PDFS)} corpus PDFs: median {pg:.2f} s  (gmtool is {pg / wp:.0f}x faster)")
+    else:
+        print("pdfgrep not installed: no baseline")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Open a book in the user's viewer at a section or a page.
+
+The command comes from $GMTOOL_PDF_VIEWER (a template with {path} and {page}), else the first
+viewer found on PATH that can jump to a page (zathura, evince, okular), else the desktop's
+generic opener (xdg-open / open), which cannot. Markdown and text files always go to the
+generic opener. Nothing here prints: the CLI decides what to show.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .config import ENV_VIEWER
+from .errors import GmtoolError, UsageError
+
+# Viewers that can open a PDF at a physical (1-based) page, in order of preference.
+# evince's -p means a page *label*; -i is the physical page index, which is what gmtool stores.
+PAGE_VIEWERS: list[tuple[str, list[str]]] = [
+    ("zathura", ["zathura", "-P", "{page}", "{path}"]),
+    ("evince", ["evince", "-i", "{page}", "{path}"]),
+    ("okular", ["okular", "-p", "{page}", "{path}"]),
+]
+
+VIEWER_HINT = "set GMTOOL_PDF_VIEWER, e.g. 'zathura -P {page} {path}'"
+
+
+def _fallback_opener() -> list[str] | None:
+    """The desktop's generic opener; it has no way to pick a page."""
+    names = ["open"] if sys.platform == "darwin" else ["xdg-open"]
+    for name in names:
+        if shutil.which(name):
+            return [name, "{path}"]
+    return None
+
+
+def _fill(template: list[str], path: str, page: int) -> list[str]:
+    return [arg.replace("{path}", path).replace("{page}", str(page)) for arg in template]
+
+
+def build_command(path: str, page: int, is_pdf: bool = True) -> tuple[str, list[str], bool]:
+    """(viewer name, argv, whether the page reaches the viewer) for one file.
+
+    Raises VIEWER_NOT_FOUND when no viewer at all can be found.
+    """
+    if is_pdf:
+        env = os.environ.get(ENV_VIEWER, "").strip()
+        if env:
+            try:
+                template = shlex.split(env)
+            except ValueError as exc:
+                raise UsageError(
+                    "INVALID_VIEWER", f"cannot parse ${ENV_VIEWER} ({exc}): {env}", VIEWER_HINT
+                ) from None
+            if not template:
+                raise UsageError("INVALID_VIEWER", f"${ENV_VIEWER} is empty", VIEWER_HINT)
+            if not any("{path}" in a for a in template):
+                template.append("{path}")
+            page_ok = any("{page}" in a for a in template)
+            return template[0], _fill(template, path, page), page_ok
+        for name, template in PAGE_VIEWERS:
+            if shutil.which(name):
+                return name, _fill(template, path, page), True
+    opener = _fallback_opener()
+    if opener is None:
+        what = "PDF viewer" if is_pdf else "program to open the file with"
+        raise GmtoolError(
+            "VIEWER_NOT_FOUND",
+            f"no {what} found (looked for {ENV_VIEWER}, zathura, evince, okular, xdg-open/open)",
+            VIEWER_HINT,
+        )
+    return opener[0], _fill(opener, path, page), False
+
+
+def _file_path(engine: Any, meta: Any) -> Path:
+    """The indexed absolute path, or the same file under the current library root if it moved."""
+    candidates = [Path(meta.path), Path(engine.paths.library) / meta.file]
+    for p in candidates:
+        if p.is_file():
+            return p
+    raise GmtoolError(
+        "FILE_NOT_FOUND",
+        f"{meta.path} no longer exists",
+        "the file was moved or deleted since it was indexed; run `gmtool scan` to refresh the index",
+    )
+
+
+def open_at(
+    engine: Any, source: str, title: str | None = None, page: int | None = None, dry_run: bool = False
+) -> dict[str, Any]:
+    """Resolve SOURCE (and TITLE's page), build the viewer command and, unless dry_run, launch it detached."""
+    sid = engine._source(source)
+    meta = engine.library().metas[sid]
+    if title is not None:
+        page = engine.read(sid, title=title, max_chars=1).page
+    elif page is None:
+        page = 1
+    elif page < 1 or (meta.pages and page > meta.pages):
+        raise UsageError(
+            "INVALID_PAGE", f"{sid} has pages 1–{meta.pages}, not {page}", f"pick a page between 1 and {meta.pages}"
+        )
+    path = str(_file_path(engine, meta))
+    viewer, argv, page_supported = build_command(path, page, is_pdf=meta.format == "pdf")
+    if not dry_run:
+        try:
+            subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise GmtoolError("VIEWER_FAILED", f"could not run {argv[0]}: {exc}", VIEWER_HINT) from None
+    return {
+        "source_id": sid,
+        "path": path,
+        "page": page,
+        "viewer": viewer,
+        "command": argv,
+        "command_line": shlex.join(argv),
+        "page_supported": page_supported,
+    }

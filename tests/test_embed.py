@@ -1,0 +1,203 @@
+"""The embedder (onnxruntime + tokenizers) and the per-source vector cache."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gmtool.errors import GmtoolError
+from gmtool.rank import embed as embed_mod
+from gmtool.rank.embed import Embedder, load_embedder, model_status
+from gmtool.rank.vectors import VectorStore, section_key
+
+FIREBALL = ("Fireball. 3rd-level evocation. A bright streak flashes from your pointing finger to a point "
+            "you choose within range and then blossoms with a low roar into an explosion of flame. Each "
+            "creature in a 20-foot-radius sphere must make a Dexterity saving throw.")
+FALLING = ("Falling. A fall from a great height is one of the most common hazards facing an adventurer. "
+           "At the end of a fall, a creature takes 1d6 bludgeoning damage for every 10 feet it fell, "
+           "to a maximum of 20d6.")
+TEXTS = [
+    "Grappling: when you want to grab a creature or wrestle with it, you can use the Attack action.",
+    FIREBALL,
+    "Short rest",
+    FALLING,
+    "Cure Wounds. A creature you touch regains a number of hit points equal to 1d8 + your modifier. " * 8,
+    "",
+    "Élan vital — 龍 🐉 2d6+3",
+]
+
+
+@pytest.fixture(scope="module")
+def emb() -> Embedder:
+    return load_embedder("cpu")
+
+
+def _cuda_usable() -> tuple[bool, str]:
+    import onnxruntime as ort
+
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return False, "onnxruntime has no CUDAExecutionProvider"
+    e = Embedder(device="auto")
+    return (e.device == "cuda", "CUDAExecutionProvider cannot actually be used here: "
+            + "; ".join(e.warnings or ["no GPU"]))
+
+
+def test_import_is_cheap() -> None:
+    code = ("import sys, gmtool.rank.embed, gmtool.rank.vectors; "
+            "print(any(m in sys.modules for m in ('onnxruntime', 'tokenizers', 'numpy')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_normalised_shape_and_dtype(emb: Embedder) -> None:
+    v = emb.embed(TEXTS)
+    assert v.shape == (len(TEXTS), emb.dim) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert emb.embed([]).shape == (0, emb.dim)
+
+
+def test_deterministic(emb: Embedder) -> None:
+    assert np.array_equal(emb.embed(TEXTS), emb.embed(TEXTS))
+
+
+def test_order_preserved_under_length_sorting(emb: Embedder) -> None:
+    done: list[int] = []
+    batch = emb.embed(TEXTS, batch_size=3, progress=done.append)
+    assert sum(done) == len(TEXTS) and len(done) >= 3
+    one_by_one = np.stack([emb.embed_query(t) for t in TEXTS])
+    assert (np.sum(batch * one_by_one, axis=1) > 0.999).all()
+
+
+def test_semantic_sanity(emb: Embedder) -> None:
+    q = emb.embed_query("a ball of fire explodes")
+    fire, fall = emb.embed([FIREBALL, FALLING])
+    assert q @ fire > q @ fall + 0.1
+
+
+def test_fingerprint_and_status(emb: Embedder) -> None:
+    assert emb.source_sha[:16] in emb.fingerprint and "len256" in emb.fingerprint
+    status = model_status()
+    assert status["exists"] and status["sha256"] == emb.source_sha
+    assert "CPUExecutionProvider" in status["providers"]
+
+
+def test_rewritten_model_agrees_with_shipped(emb: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GMTOOL_NO_REWRITE", "1")
+    plain = Embedder(device="cpu")
+    assert plain.fingerprint != emb.fingerprint or emb.model_used == emb.source_path
+    cos = np.sum(plain.embed(TEXTS) * emb.embed(TEXTS), axis=1)
+    assert cos.min() > 0.97
+
+
+def test_cuda_request_without_gpu_falls_back(emb: Embedder) -> None:
+    ok, _ = _cuda_usable()
+    if ok:
+        pytest.skip("a usable GPU is present")
+    e = Embedder(device="cuda")
+    assert e.device == "cpu"
+    assert any(w.startswith("GPU_NOT_AVAILABLE") for w in e.warnings)
+    assert e.fingerprint == emb.fingerprint
+
+
+@pytest.mark.cuda
+def test_cuda_matches_cpu(emb: Embedder) -> None:
+    ok, reason = _cuda_usable()
+    if not ok:
+        pytest.skip(reason)
+    gpu = Embedder(device="cuda")
+    assert gpu.device == "cuda" and not gpu.warnings
+    cos = np.sum(gpu.embed(TEXTS) * emb.embed(TEXTS), axis=1)
+    assert cos.min() > 0.99
+
+
+def test_model_not_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GMTOOL_MODEL", str(tmp_path / "missing.onnx"))
+    with pytest.raises(GmtoolError) as info:
+        load_embedder("cpu")
+    assert info.value.code == "MODEL_NOT_FOUND" and info.value.hint
+    assert model_status()["exists"] is False
+
+
+def test_gmtool_model_env_copy(emb: Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "copy.onnx"
+    shutil.copy2(emb.source_path, copy)
+    monkeypatch.setenv("GMTOOL_MODEL", str(copy))
+    e = load_embedder("cpu", timeout_s=60)
+    assert e.source_path == copy and e.fingerprint == emb.fingerprint  # same bytes, same fingerprint
+
+
+class OtherFingerprint:
+    """A real Embedder that reports another fingerprint, as a changed model would."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.dim = inner.dim
+        self.fingerprint = inner.fingerprint + "-other"
+
+    def embed(self, texts, batch_size=32, progress=None):  # type: ignore[no-untyped-def]
+        return self.inner.embed(texts, batch_size=batch_size, progress=progress)
+
+
+def test_vector_store(emb: Embedder, tmp_path: Path) -> None:
+    store = VectorStore(tmp_path)
+    texts = TEXTS[:5]
+    assert not store.has("srd") and store.load("srd", emb.fingerprint) is None
+    assert store.update("srd", texts, emb) == 5
+    assert store.has("srd", emb.fingerprint) and not store.has("srd", "nope")
+    vecs = store.load("srd", emb.fingerprint)
+    assert vecs is not None and vecs.dtype == np.float16 and vecs.shape == (5, emb.dim)
+    assert np.allclose(vecs.astype(np.float32), emb.embed(texts), atol=2e-3)
+
+    assert store.update("srd", texts, emb) == 0
+
+    changed = [*texts[:2], "Opportunity attacks: you can make one when a hostile creature leaves your reach.",
+               *texts[3:]]
+    assert store.update("srd", changed, emb) == 1
+    vecs2 = store.load("srd", emb.fingerprint)
+    assert vecs2 is not None and np.array_equal(vecs2[[0, 1, 3, 4]], vecs[[0, 1, 3, 4]])
+    assert np.allclose(vecs2[2].astype(np.float32), emb.embed_query(changed[2]), atol=2e-3)
+
+    reordered = [changed[4], changed[0]]
+    assert store.update("srd", reordered, emb) == 0
+    vecs3 = store.load("srd", emb.fingerprint)
+    assert vecs3 is not None and np.array_equal(vecs3, vecs2[[4, 0]])
+
+    other = OtherFingerprint(emb)
+    assert store.update("srd", changed, other) == 5  # type: ignore[arg-type]
+    assert store.load("srd", emb.fingerprint) is None and store.has("srd", other.fingerprint)
+
+    store.remove("srd")
+    assert not store.has("srd")
+    store.remove("srd")  # idempotent
+
+
+def test_vector_store_corrupt_file_reembeds(emb: Embedder, tmp_path: Path) -> None:
+    store = VectorStore(tmp_path)
+    assert store.update("a", TEXTS[:3], emb) == 3
+    npy = tmp_path / "vectors" / "a.npy"
+    npy.write_bytes(b"garbage")
+    assert store.load("a", emb.fingerprint) is None
+    assert store.update("a", TEXTS[:3], emb) == 3
+    assert store.load("a", emb.fingerprint) is not None
+
+
+def test_section_key() -> None:
+    assert section_key("abc") == section_key("abc") != section_key("abd")
+    assert len(section_key("x")) == 16
+
+
+def test_load_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow(*args: object, **kwargs: object) -> None:
+        import time
+
+        time.sleep(2)
+
+    monkeypatch.setattr(embed_mod, "Embedder", slow)
+    with pytest.raises(GmtoolError) as info:
+        load_embedder("cpu", timeout_s=0.2)
+    assert info.value.code == "MODEL_LOAD_TIMEOUT"

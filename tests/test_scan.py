@@ -1,0 +1,216 @@
+"""scan / ls / index behaviour on small libraries: skipping, removal, changes, bad files, bad index."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pdfgen
+import pytest
+from typer.testing import CliRunner
+
+from gmtool import store
+from gmtool.cli import app
+from gmtool.engine import Engine
+
+runner = CliRunner()
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    r = runner.invoke(app, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _md(path: Path, body: str) -> Path:
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+BOOK = "# Chapter One\n\nIntro text.\n\n## Lamp Oil\n\nLamp oil burns for six hours.\n\n## Rope\n\nFifty feet of hempen rope.\n"
+
+
+@pytest.fixture
+def small_lib(tmp_path: Path) -> Path:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    _md(lib / "gear.md", BOOK)
+    pdfgen.make_outline_pdf(lib / "outlined.pdf")
+    pdfgen.make_plain_pdf(lib / "plain.pdf")
+    (lib / "notes").mkdir()
+    _md(lib / "notes" / "houserules.txt", "HOUSE RULES\n\nCritical hits explode on a natural 20.\n")
+    return lib
+
+
+def test_scan_json_report_and_ls(small_lib: Path) -> None:
+    code, out, _ = _run("scan", str(small_lib), "--json", "--no-embed")
+    assert code == 0, out
+    rep = json.loads(out)
+    for key in ("files_found", "indexed", "unchanged", "removed", "failed", "duration_ms"):
+        assert key in rep
+    assert rep["files_found"] == 4 and rep["indexed"] == 4 and rep["failed"] == []
+    code, out, _ = _run("ls", "--library", str(small_lib), "--json")
+    assert code == 0
+    sources = {s["source_id"]: s for s in json.loads(out)["sources"]}
+    assert set(sources) == {"gear", "outlined", "plain", "houserules"}
+    assert sources["outlined"]["has_outline"] is True
+    assert sources["plain"]["has_outline"] is False
+    assert sources["outlined"]["pages"] >= 2
+    assert sources["gear"]["entries"] == 3
+
+
+def test_scan_remembers_library_and_ls_verbose(small_lib: Path) -> None:
+    assert _run("scan", str(small_lib), "--no-embed", "--json")[0] == 0
+    code, out, _ = _run("ls", "--verbose", "--json")  # no --library: the remembered one
+    assert code == 0
+    data = json.loads(out)
+    assert data["paths"]["library"] == str(small_lib.resolve())
+    assert data["paths"]["library_from"] == "remembered"
+    assert len(data["sources"]) == 4
+
+
+def test_unchanged_rescan_skips_everything(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    before = (small_lib / ".gmtool" / "index" / "gear.index.json").stat().st_mtime_ns
+    rep = eng.scan(embed=False)
+    assert (rep.indexed, rep.unchanged, rep.removed) == (0, 4, 0)
+    assert (small_lib / ".gmtool" / "index" / "gear.index.json").stat().st_mtime_ns == before
+
+
+def test_touched_but_identical_file_is_not_reindexed(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    os.utime(small_lib / "gear.md", (time.time() + 5, time.time() + 5))
+    rep = eng.scan(embed=False)
+    assert rep.indexed == 0 and rep.unchanged == 4
+
+
+def test_deleted_file_is_dropped(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    (small_lib / "gear.md").unlink()
+    rep = eng.scan(embed=False)
+    assert rep.removed == 1
+    assert "gear" not in {m.source_id for m in eng.sources()}
+    assert not store.source_file(small_lib / ".gmtool", "gear").exists()
+    assert all(h.source_id != "gear" for h in eng.search("rope").results)
+
+
+def test_changed_file_is_reindexed(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    _md(small_lib / "gear.md", BOOK + "\n## Grappling Hook\n\nA hook on a chain.\n")
+    rep = eng.scan(embed=False)
+    assert rep.indexed == 1 and rep.unchanged == 3
+    top = eng.search("grappling hook").results[0]
+    assert (top.title, top.source_id) == ("Grappling Hook", "gear")
+
+
+def test_force_reindexes_everything(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    assert eng.scan(embed=False, force=True).indexed == 4
+
+
+@pytest.mark.parametrize("kind", ["zero", "garbage", "truncated", "not_pdf"])
+def test_bad_pdf_fails_alone_and_scan_goes_on(small_lib: Path, kind: str) -> None:
+    pdfgen.make_corrupt_pdf(small_lib / "broken.pdf", kind)
+    code, out, _ = _run("scan", str(small_lib), "--json", "--no-embed")
+    assert code == 3  # partial failure
+    rep = json.loads(out)
+    assert rep["indexed"] == 4
+    assert [f["file"] for f in rep["failed"]] == ["broken.pdf"]
+    assert rep["failed"][0]["code"] in ("PDF_CORRUPT", "EXTRACT_FAILED")
+
+
+def test_encrypted_and_image_only_pdfs_get_their_codes(small_lib: Path) -> None:
+    pdfgen.make_encrypted_pdf(small_lib / "locked.pdf")
+    pdfgen.make_image_only_pdf(small_lib / "scanned.pdf")
+    rep = Engine(small_lib).scan(embed=False)
+    codes = {f.file: f.code for f in rep.failed}
+    assert codes == {"locked.pdf": "PDF_ENCRYPTED", "scanned.pdf": "NO_TEXT_LAYER"}
+    assert rep.indexed == 4
+
+
+def test_failed_file_keeps_its_previous_index(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    (small_lib / "plain.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    rep = eng.scan(embed=False)
+    assert [f.file for f in rep.failed] == ["plain.pdf"]
+    assert "plain" in {m.source_id for m in eng.sources()}  # nothing already indexed is lost
+
+
+def test_corrupt_index_file_is_detected_and_rebuilt(small_lib: Path) -> None:
+    eng = Engine(small_lib)
+    eng.scan(embed=False)
+    store.source_file(small_lib / ".gmtool", "gear").write_bytes(b"{not json")
+    res = Engine(small_lib).search("rope")
+    assert any("INDEX_CORRUPT" in w for w in res.warnings)
+    v = Engine(small_lib).verify()
+    assert not v.healthy and any(p.code == "CORRUPT" for p in v.problems)
+    rep = Engine(small_lib).scan(embed=False)
+    assert rep.indexed == 1
+    assert Engine(small_lib).verify().healthy
+    assert Engine(small_lib).search("rope").results[0].title == "Rope"
+
+
+def test_corrupt_manifest_is_rebuilt(small_lib: Path) -> None:
+    Engine(small_lib).scan(embed=False)
+    store.manifest_path(small_lib / ".gmtool").write_bytes(b"\x00garbage")
+    code, _, err = _run("search", "rope", "--library", str(small_lib))
+    assert code == 1 and "INDEX_CORRUPT" in err
+    rep = Engine(small_lib).scan(embed=False)
+    assert any("INDEX_CORRUPT" in w for w in rep.warnings)
+    assert Engine(small_lib).verify().healthy
+
+
+def test_index_format_version_mismatch_is_rebuilt(small_lib: Path) -> None:
+    Engine(small_lib).scan(embed=False)
+    path = store.source_file(small_lib / ".gmtool", "gear")
+    data = json.loads(path.read_text())
+    data["format_version"] = 999
+    path.write_text(json.dumps(data))
+    assert any(p.code == "CORRUPT" for p in Engine(small_lib).verify().problems)
+    assert Engine(small_lib).scan(embed=False).indexed == 1
+
+
+def test_no_index_is_a_clear_error(tmp_path: Path) -> None:
+    code, out, err = _run("search", "fireball", "--library", str(tmp_path))
+    assert code == 1 and out == ""
+    assert "INDEX_NOT_FOUND" in err and "gmtool scan" in err
+
+
+def test_scan_of_missing_dir_is_invalid_path(tmp_path: Path) -> None:
+    code, _, err = _run("scan", str(tmp_path / "nope"))
+    assert code == 2 and "INVALID_PATH" in err
+
+
+def test_scan_empty_dir_is_fine(tmp_path: Path) -> None:
+    code, out, _ = _run("scan", str(tmp_path), "--json", "--no-embed")
+    assert code == 0 and json.loads(out)["files_found"] == 0
+    code, out, _ = _run("ls", "--library", str(tmp_path), "--json")
+    assert json.loads(out)["sources"] == []
+
+
+def test_source_ids_are_unique_and_stable(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    (lib / "a").mkdir(parents=True)
+    (lib / "b").mkdir()
+    _md(lib / "a" / "Monster Manual.md", "# Goblin\n\nSmall and mean.\n")
+    _md(lib / "b" / "monster-manual.md", "# Orc\n\nBig and mean.\n")
+    eng = Engine(lib)
+    eng.scan(embed=False)
+    ids = {m.file: m.source_id for m in eng.sources()}
+    assert ids == {"a/Monster Manual.md": "monster-manual", "b/monster-manual.md": "monster-manual-2"}
+    eng.scan(embed=False, force=True)
+    assert {m.file: m.source_id for m in eng.sources()} == ids
+
+
+def test_index_dir_env_override(small_lib: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GMTOOL_INDEX_DIR", str(tmp_path / "elsewhere"))
+    Engine(small_lib).scan(embed=False)
+    assert (tmp_path / "elsewhere" / "manifest.json").exists()
+    assert not (small_lib / ".gmtool").exists()

@@ -1,0 +1,185 @@
+"""`gmtool open`: the viewer command for each kind of viewer, the page it opens at, and its errors.
+
+Viewers are detected on PATH, so each test points PATH at a folder of fake executables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gmtool.cli import app
+from gmtool.viewer import build_command
+
+SAMPLE = Path(__file__).resolve().parents[1] / "gmtool" / "sample"
+OPENER = "open" if sys.platform == "darwin" else "xdg-open"
+runner = CliRunner()
+
+
+def _scan(lib: Path, config: Path) -> None:
+    from gmtool.engine import Engine
+
+    old = os.environ.get("GMTOOL_CONFIG_DIR")
+    os.environ["GMTOOL_CONFIG_DIR"] = str(config)
+    try:
+        report = Engine(lib).scan(embed=False, workers=1)
+    finally:
+        if old is None:
+            os.environ.pop("GMTOOL_CONFIG_DIR", None)
+        else:
+            os.environ["GMTOOL_CONFIG_DIR"] = old
+    assert not report.failed, report.failed
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The sample library, scanned once, in a folder whose name needs shell quoting."""
+    base = tmp_path_factory.mktemp("viewer")
+    dest = base / "my books"
+    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
+    _scan(dest, base / "config")
+    yield dest
+
+
+@pytest.fixture
+def bindir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty PATH folder; `fake(name)` puts an executable there. No viewer template either."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    monkeypatch.setenv("PATH", str(d))
+    monkeypatch.delenv("GMTOOL_PDF_VIEWER", raising=False)
+    return d
+
+
+def fake(bindir: Path, name: str, body: str = "exit 0") -> Path:
+    exe = bindir / name
+    exe.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    exe.chmod(0o755)
+    return exe
+
+
+def open_json(lib: Path, *args: str) -> dict:
+    res = runner.invoke(app, ["open", "-L", str(lib), *args, "--dry-run", "--json"], prog_name="gmtool")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize(
+    ("viewer", "flag"), [("zathura", "-P"), ("evince", "-i"), ("okular", "-p")]
+)
+def test_page_viewers(lib: Path, bindir: Path, viewer: str, flag: str) -> None:
+    fake(bindir, viewer)
+    fake(bindir, OPENER)
+    data = open_json(lib, "grimoire", "--page", "3")
+    pdf = str(lib / "grimoire.pdf")
+    assert data["command"] == [viewer, flag, "3", pdf]
+    assert data["viewer"] == viewer
+    assert data["page"] == 3 and data["page_supported"] is True
+    assert data["path"] == pdf and data["source_id"] == "grimoire"
+
+
+def test_viewer_preference_order(lib: Path, bindir: Path) -> None:
+    for name in ("okular", "evince", "zathura", OPENER):
+        fake(bindir, name)
+    assert open_json(lib, "grimoire")["viewer"] == "zathura"
+
+
+def test_env_template_wins_and_is_quoted(lib: Path, bindir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake(bindir, "zathura")
+    monkeypatch.setenv("GMTOOL_PDF_VIEWER", "my-viewer --goto={page} --file '{path}'")
+    data = open_json(lib, "bestiary", "-p", "4")
+    pdf = str(lib / "bestiary.pdf")
+    assert data["command"] == ["my-viewer", "--goto=4", "--file", pdf]
+    assert data["page_supported"] is True
+    # the printed command line survives a shell round trip, spaces in the path included
+    res = runner.invoke(app, ["open", "-L", str(lib), "bestiary", "-p", "4", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == f"my-viewer --goto=4 --file '{pdf}'"
+
+
+def test_env_template_without_path_gets_it_appended() -> None:
+    os.environ["GMTOOL_PDF_VIEWER"] = "viewer --page {page}"
+    try:
+        name, argv, page_ok = build_command("/x/a b.pdf", 7)
+    finally:
+        del os.environ["GMTOOL_PDF_VIEWER"]
+    assert (name, argv, page_ok) == ("viewer", ["viewer", "--page", "7", "/x/a b.pdf"], True)
+
+
+def test_generic_opener_has_no_page(lib: Path, bindir: Path) -> None:
+    fake(bindir, OPENER)
+    data = open_json(lib, "grimoire", "--page", "2")
+    assert data["command"] == [OPENER, str(lib / "grimoire.pdf")]
+    assert data["page"] == 2 and data["page_supported"] is False
+
+
+def test_no_viewer_at_all(lib: Path, bindir: Path) -> None:
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 1
+    assert "VIEWER_NOT_FOUND" in res.stderr
+    assert "GMTOOL_PDF_VIEWER" in res.stderr
+
+
+def test_title_resolves_its_page(lib: Path, bindir: Path) -> None:
+    fake(bindir, "zathura")
+    data = open_json(lib, "grimoire", "Gull's Leap")
+    assert data["page"] == 2
+    assert data["command"][:3] == ["zathura", "-P", "2"]
+    assert open_json(lib, "bestiary", "Fogmaw Serpent")["page"] == 4
+
+
+def test_default_page_is_one(lib: Path, bindir: Path) -> None:
+    fake(bindir, "okular")
+    assert open_json(lib, "bestiary")["command"] == ["okular", "-p", "1", str(lib / "bestiary.pdf")]
+
+
+def test_markdown_goes_to_the_generic_opener(lib: Path, bindir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake(bindir, "zathura")
+    fake(bindir, OPENER)
+    monkeypatch.setenv("GMTOOL_PDF_VIEWER", "zathura -P {page} {path}")
+    data = open_json(lib, "lantern-coast")
+    assert data["command"] == [OPENER, str(lib / "lantern-coast.md")]
+    assert data["page_supported"] is False
+
+
+def test_bad_page_and_unknown_names(lib: Path, bindir: Path) -> None:
+    fake(bindir, "zathura")
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "-p", "99", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 2 and "INVALID_PAGE" in res.stderr
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoir", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 1 and "SOURCE_NOT_FOUND" in res.stderr
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "No Such Spell Anywhere", "--dry-run"],
+                        prog_name="gmtool")
+    assert res.exit_code == 1 and "SECTION_NOT_FOUND" in res.stderr
+
+
+def test_missing_file_asks_for_a_rescan(tmp_path: Path, bindir: Path) -> None:
+    small = tmp_path / "small"
+    small.mkdir()
+    shutil.copy2(SAMPLE / "lantern-coast.md", small / "lantern-coast.md")
+    _scan(small, tmp_path / "config")
+    (small / "lantern-coast.md").unlink()
+    fake(bindir, OPENER)
+    res = runner.invoke(app, ["open", "-L", str(small), "lantern-coast", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 1
+    assert "FILE_NOT_FOUND" in res.stderr and "gmtool scan" in res.stderr
+
+
+def test_open_launches_the_viewer_detached(lib: Path, bindir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "argv.txt"
+    fake(bindir, "zathura", f"PATH=/usr/bin:/bin\nprintf '%s\\n' \"$@\" > '{log}.tmp' && mv '{log}.tmp' '{log}'")
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "Gull's Leap"], prog_name="gmtool")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.strip() == f"opened {lib / 'grimoire.pdf'} at page 2"
+    deadline = time.monotonic() + 10
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.read_text(encoding="utf-8").splitlines() == ["-P", "2", str(lib / "grimoire.pdf")]
