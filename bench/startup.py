@@ -44,10 +44,10 @@ def _time(cmd: list[str], env: dict[str, str], runs: int) -> list[float]:
 
 def _heavy_modules(args: list[str], env: dict[str, str]) -> list[str]:
     code = (
-        "import sys\nfrom gmtool.cli import app\ntry:\n    app(%r, prog_name='gmtool')\nexcept SystemExit:\n    pass\n"
-        "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & set(%r))), file=sys.stderr)"
-    ) % (args, HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        f"import sys\nfrom gmtool.cli import app\ntry:\n    app({args!r}, prog_name='gmtool')\nexcept SystemExit:\n"
+        f"    pass\nprint(','.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))), file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     last = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else ""
     return [m for m in last.split(",") if m]
 
@@ -71,6 +71,8 @@ def main() -> int:
         print(f"{' '.join(exe)}  ({args.runs} runs each, python {sys.version.split()[0]})")
         print(f"{'command':<12}{'median':>10}{'min':>10}  heavy modules imported")
         medians = {}
+        base = _time([sys.executable, "-c", "pass"], env, args.runs)
+        print(f"{'(python)':<12}{statistics.median(base):>9.3f}s{min(base):>9.3f}s  bare interpreter, for scale")
         for name, argv in cases.items():
             times = _time([*exe, *argv], env, args.runs)
             medians[name] = statistics.median(times)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import config, store
 from .errors import GmtoolError, UsageError
-from .indexer import Progress, run_index
 from .library import Library
 from .search import Filters, check_types, suggest_ids
 from .types import Entry, ScanReport, SearchResult, SourceMeta
+
+if TYPE_CHECKING:
+    from .indexer import Progress  # noqa: F401
 
 
 @dataclass
@@ -220,11 +222,15 @@ class Engine:
     # --- write side ------------------------------------------------------------------------
 
     def scan(self, force: bool = False, **kw: Any) -> ScanReport:
+        from .indexer import run_index
+
         report = run_index(self.paths, force=force, **kw)
         self._lib = None
         return report
 
     def index(self, files: list[Path] | None = None, force_clean: bool = False, **kw: Any) -> ScanReport:
+        from .indexer import run_index
+
         if force_clean:
             self.clean()
         report = run_index(self.paths, files=files, **kw)
@@ -259,4 +265,4 @@ class Engine:
         return doctor(self, device)
 
 
-__all__ = ["Engine", "GmtoolError", "Progress", "ReadResult", "TocResult", "VerifyReport", "Problem"]
+__all__ = ["Engine", "GmtoolError", "ReadResult", "TocResult", "VerifyReport", "Problem"]

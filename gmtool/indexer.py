@@ -37,14 +37,27 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _new_source_id(path: Path, taken: set[str]) -> str:
+_FORMAT_RANK = {".pdf": 0, ".md": 1, ".markdown": 1, ".txt": 2}
+
+
+def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
+    """Stable, readable ids: the slug of the file name; on a clash the PDF keeps the bare slug
+    and the others get their format ("cc-srd5" and "cc-srd5-md"), then a number."""
     from .text import slugify
 
-    base = slugify(path.stem) or "source"
-    sid, n = base, 2
-    while sid in taken:
-        sid, n = f"{base}-{n}", n + 1
-    return sid
+    out: dict[str, str] = {}
+    ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
+    for p in ordered:
+        base = slugify(p.stem) or "source"
+        candidates = [base, f"{base}-{p.suffix.lower().lstrip('.')}"]
+        sid = next((c for c in candidates if c not in taken), None)
+        n = 2
+        while sid is None:
+            sid = f"{base}-{n}" if f"{base}-{n}" not in taken else None
+            n += 1
+        taken.add(sid)
+        out[str(p)] = sid
+    return out
 
 
 def _process(doc: Document) -> Document:
@@ -231,7 +244,7 @@ def run_index(
             todo.append(p)
 
         # 3. extract (in parallel), then save each source and the manifest right after
-        taken = set(manifest.sources)
+        new_ids = assign_source_ids([p for p in todo if rel(p) not in by_file], set(manifest.sources))
         done = 0
         if progress:
             progress(0, len(todo), "extracting")
@@ -247,8 +260,7 @@ def run_index(
                     progress(done, len(todo), f"failed {p.name}")
                 continue
             old = by_file.get(r)
-            sid = old.source_id if old else _new_source_id(p, taken)
-            taken.add(sid)
+            sid = old.source_id if old else new_ids[path_str]
             size, mtime, sha = stats[path_str]
             meta = _meta(sid, p, r, result, size, mtime, sha or "")
             store.save_source(paths.index_dir, meta, result)

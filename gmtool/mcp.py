@@ -11,12 +11,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-
-from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 import anyio
 import anyio.from_thread
@@ -25,6 +23,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
+from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
 from .engine import Engine, TocResult
 from .errors import GmtoolError
@@ -231,7 +230,7 @@ class Service:
             if self.has_embeddings():
                 with self._read:
                     self.engine.embedder("auto")
-        except Exception as exc:  # warming is best effort; the first call reports real errors
+        except Exception as exc:  # noqa: BLE001 - warming is best effort; the first call reports real errors
             print(f"gmtool serve: warm-up skipped: {exc}", file=sys.stderr)
 
     def instructions(self) -> str:
@@ -374,9 +373,9 @@ def read_text(d: dict[str, Any]) -> str:
 
 
 def scan_text(d: dict[str, Any]) -> str:
-    lines = [f"indexed {d['indexed']}, unchanged {d['unchanged']}, removed {d['removed']}, failed "
-             f"{len(d['failed'])} of {d['files_found']} files; {d['sections']} sections, "
-             f"{d['embeddings_generated']} embeddings, {d['duration_ms']} ms"]
+    lines = [(f"indexed {d['indexed']}, unchanged {d['unchanged']}, removed {d['removed']}, failed "
+              f"{len(d['failed'])} of {d['files_found']} files; {d['sections']} sections, "
+              f"{d['embeddings_generated']} embeddings, {d['duration_ms']} ms")]
     lines += [f"failed: {f['file']}: {f['code']}: {f['message']}" for f in d["failed"][:20]]
     lines += [f"warning: {w}" for w in d["warnings"][:20]]
     return "\n".join(lines)
@@ -418,8 +417,8 @@ def build_server(library: Path | None = None) -> FastMCP:
             last[0] = now
             try:
                 anyio.from_thread.run(ctx.report_progress, done, total or None, message[:200])
-            except Exception:  # a vanished client must not stop the scan
-                pass
+            except Exception as exc:  # noqa: BLE001 - a vanished client must not stop the scan
+                print(f"gmtool serve: progress not sent: {exc}", file=sys.stderr)
 
         return cb
 
@@ -546,7 +545,8 @@ def run_server(library: Path | None) -> None:
     import logging
 
     logging.getLogger("fastmcp").setLevel(logging.WARNING)
-    mcp = build_server(library)
+    with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
+        mcp = build_server(library)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]
     threading.Thread(target=svc.warm, name="gmtool-warm", daemon=True).start()
     try:

@@ -29,7 +29,7 @@ _DASHES = (
     "\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d"
 )
 _QUOTES = "\u2018\u2019\u201b\u02bc\u2032\uff07`\u00b4"
-_TRANSLATE = {ord(c): None for c in _INVISIBLE}
+_TRANSLATE: dict[int, str | None] = {ord(c): None for c in _INVISIBLE}
 _TRANSLATE.update({ord(c): "-" for c in _DASHES})
 _TRANSLATE.update({ord(c): "'" for c in _QUOTES})
 _TRANSLATE.update({ord(c): '"' for c in "\u201c\u201d\u201e\u201f\u00ab\u00bb\uff02"})
@@ -60,30 +60,106 @@ def normalize(s: str) -> str:
 _VOWELS = frozenset("aeiou")
 _IRREGULAR = {
     # -ves plurals (the general rule only strips the "s": curves -> curve)
-    "wolves": "wolf", "elves": "elf", "dwarves": "dwarf", "halves": "half", "selves": "self",
-    "shelves": "shelf", "thieves": "thief", "knives": "knife", "lives": "life", "leaves": "leaf",
-    "staves": "staff", "hooves": "hoof", "scarves": "scarf", "wives": "wife", "loaves": "loaf",
-    "calves": "calf", "themselves": "themself", "yourselves": "yourself", "ourselves": "ourself",
-    "werewolves": "werewolf", "halflings": "halfling",
+    "wolves": "wolf",
+    "elves": "elf",
+    "dwarves": "dwarf",
+    "halves": "half",
+    "selves": "self",
+    "shelves": "shelf",
+    "thieves": "thief",
+    "knives": "knife",
+    "lives": "life",
+    "leaves": "leaf",
+    "staves": "staff",
+    "hooves": "hoof",
+    "scarves": "scarf",
+    "wives": "wife",
+    "loaves": "loaf",
+    "calves": "calf",
+    "themselves": "themself",
+    "yourselves": "yourself",
+    "ourselves": "ourself",
+    "werewolves": "werewolf",
+    "halflings": "halfling",
     # -oes plurals (foes, shoes, toes keep their "e")
-    "heroes": "hero", "echoes": "echo", "volcanoes": "volcano", "tornadoes": "tornado",
-    "torpedoes": "torpedo", "potatoes": "potato", "tomatoes": "tomato", "dominoes": "domino",
-    "mosquitoes": "mosquito", "goes": "go", "does": "do",
+    "heroes": "hero",
+    "echoes": "echo",
+    "volcanoes": "volcano",
+    "tornadoes": "tornado",
+    "torpedoes": "torpedo",
+    "potatoes": "potato",
+    "tomatoes": "tomato",
+    "dominoes": "domino",
+    "mosquitoes": "mosquito",
+    "goes": "go",
+    "does": "do",
     # other irregular plurals common in rulebooks
-    "mice": "mouse", "geese": "goose", "feet": "foot", "teeth": "tooth", "men": "man",
-    "women": "woman", "children": "child", "dice": "die", "oxen": "ox", "lice": "louse",
-    "fungi": "fungus", "cacti": "cactus", "larvae": "larva", "people": "person",
+    "mice": "mouse",
+    "geese": "goose",
+    "feet": "foot",
+    "teeth": "tooth",
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "dice": "die",
+    "oxen": "ox",
+    "lice": "louse",
+    "fungi": "fungus",
+    "cacti": "cactus",
+    "larvae": "larva",
+    "people": "person",
     # look like inflections but are not
-    "lightning": "lightning", "morning": "morning", "evening": "evening", "ceiling": "ceiling",
-    "during": "during", "sibling": "sibling", "offspring": "offspring", "pudding": "pudding",
-    "seed": "seed", "need": "need", "bleed": "bleed", "speed": "speed", "breed": "breed",
-    "hundred": "hundred", "sacred": "sacred", "naked": "naked", "wicked": "wicked",
-    "this": "this", "its": "its", "has": "has", "was": "was", "is": "is", "us": "us",
+    "lightning": "lightning",
+    "morning": "morning",
+    "evening": "evening",
+    "ceiling": "ceiling",
+    "during": "during",
+    "sibling": "sibling",
+    "offspring": "offspring",
+    "pudding": "pudding",
+    "seed": "seed",
+    "need": "need",
+    "bleed": "bleed",
+    "speed": "speed",
+    "breed": "breed",
+    "hundred": "hundred",
+    "sacred": "sacred",
+    "naked": "naked",
+    "wicked": "wicked",
+    "this": "this",
+    "its": "its",
+    "has": "has",
+    "was": "was",
+    "is": "is",
+    "us": "us",
 }
 # Stems that an "-ing"/"-ed" was most likely glued onto after dropping an "e" (charg-ing,
 # curs-ed, grappl-ed, breath-ing): keep such words whole rather than guess.
-_E_DROP_ENDINGS = ("ng", "rg", "dg", "rs", "ns", "ls", "lv", "rv", "nc", "rc", "th", "bl", "tl",
-                   "pl", "gl", "kl", "dl", "fl", "zl", "cl", "ps", "ys", "us")
+_E_DROP_ENDINGS = (
+    "ng",
+    "rg",
+    "dg",
+    "rs",
+    "ns",
+    "ls",
+    "lv",
+    "rv",
+    "nc",
+    "rc",
+    "th",
+    "bl",
+    "tl",
+    "pl",
+    "gl",
+    "kl",
+    "dl",
+    "fl",
+    "zl",
+    "cl",
+    "ps",
+    "ys",
+    "us",
+)
 _KEEP_DOUBLE = frozenset("lsfz")
 
 
@@ -91,7 +167,7 @@ def _strip_plural(w: str) -> str:
     n = len(w)
     if n <= 3 or w[-1] != "s":
         return w
-    if w.endswith("ss") or w.endswith("us") or w.endswith("is"):
+    if w.endswith(("ss", "us", "is")):
         return w
     if w.endswith("ies"):
         return w[:-3] + "y" if n > 4 else w[:-1]  # abilities -> ability, dies -> die
@@ -164,7 +240,7 @@ STOPWORDS = frozenset(
     """a an and are as at be but by can could do does did for from had has have how i if in
     into is it its me my no not of on or our so than that the their them then there these
     they this those to up was we were what when where which while who whom why will with
-    would you your im""".split()
+    would you your im""".split()  # noqa: SIM905
 )
 
 

@@ -27,12 +27,15 @@ QUERIES = [
 ]
 
 
+_WORDS = (
+    "the a of to and fire ball spell damage creature saving throw dexterity wisdom poison elf half "
+    "dwarf wolf owlbear dragon breath weapon attack roll armor class hit points level slot range"
+)
+
+
 def _synthetic(n: int = 200, seed: int = 7) -> tuple[list[str], list[str]]:
     rng = random.Random(seed)
-    words = (
-        "the a of to and fire ball spell damage creature saving throw dexterity wisdom poison elf half "
-        "dwarf wolf owlbear dragon breath weapon attack roll armor class hit points level slot range"
-    ).split()
+    words = _WORDS.split()
     titles = [" ".join(rng.choice(words) for _ in range(3)).title() for _ in range(n)]
     bodies = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 60))) for _ in range(n)]
     bodies[0] = ""  # an empty document
@@ -69,7 +72,9 @@ def test_body_scores_match_rank_bm25(corpus, query):
 
 def test_weighted_fields_are_a_weighted_sum_of_single_field_bm25(corpus):
     titles, bodies = corpus
-    both = BM25Index.build({"title": titles, "body": bodies}, weights={"title": 3.0, "body": 1.0}, dtype=np.float64)
+    both = BM25Index.build(
+        {"title": titles, "body": bodies}, weights={"title": 3.0, "body": 1.0}, dtype=np.float64
+    )
     for query in QUERIES:
         q = tokenize(query)
         expected = 3.0 * BM25Okapi([tokenize(t) for t in titles]).get_scores(q) + BM25Okapi(
@@ -79,7 +84,7 @@ def test_weighted_fields_are_a_weighted_sum_of_single_field_bm25(corpus):
 
 
 def test_dict_query_weights_each_token():
-    titles, bodies = _synthetic()
+    _titles_unused, bodies = _synthetic()
     idx = BM25Index.build({"body": bodies}, dtype=np.float64)
     fire, poison = idx.scores("fire"), idx.scores("poison")
     np.testing.assert_allclose(idx.scores({"fire": 1.0, "poison": 0.5}), fire + 0.5 * poison, atol=1e-12)
@@ -159,7 +164,7 @@ def test_corrupt_or_foreign_files_raise_index_corrupt(tmp_path):
 
 
 def test_other_format_version_is_rejected(tmp_path, monkeypatch):
-    import gmtool.rank.bm25 as bm25
+    from gmtool.rank import bm25
 
     path = tmp_path / "v.npz"
     BM25Index.build({"body": ["a b c"]}).save(path)
@@ -171,15 +176,32 @@ def test_other_format_version_is_rejected(tmp_path, monkeypatch):
 
 # --- fuzzy -----------------------------------------------------------------------------
 
-SPECIAL = ["Fireball", "Owlbear", "Magic Missile", "Bag of Holding", "Delayed Blast Fireball", "Fire Bolt",
-           "Owl", "Magic Mouth", "Bag of Tricks", "Fire Shield", "Holding Person", "Missile Launcher"]
+SPECIAL = [
+    "Fireball",
+    "Owlbear",
+    "Magic Missile",
+    "Bag of Holding",
+    "Delayed Blast Fireball",
+    "Fire Bolt",
+    "Owl",
+    "Magic Mouth",
+    "Bag of Tricks",
+    "Fire Shield",
+    "Holding Person",
+    "Missile Launcher",
+]
 
 
 def _titles(n: int = 400) -> list[str]:
     rng = random.Random(3)
-    syll = "ka lo mi ra ven dor el an fen bul bear owl ho ding ma gic sil tor ix um ber wal".split()
-    made = {" ".join("".join(rng.choice(syll) for _ in range(rng.randint(1, 3))).title()
-                     for _ in range(rng.randint(1, 3))) for _ in range(n)}
+    syll = "ka lo mi ra ven dor el an fen bul bear owl ho ding ma gic sil tor ix um ber wal".split()  # noqa: SIM905
+    made = {
+        " ".join(
+            "".join(rng.choice(syll) for _ in range(rng.randint(1, 3))).title()
+            for _ in range(rng.randint(1, 3))
+        )
+        for _ in range(n)
+    }
     titles = sorted(made - set(SPECIAL)) + SPECIAL
     rng.shuffle(titles)
     return titles
@@ -219,7 +241,9 @@ def test_fuzzy_scores_are_cosines(tmp_path):
 
 
 def test_correct_tokens_maps_typos_to_vocabulary():
-    idx = BM25Index.build({"body": SPECIAL + ["Mage Armor", "holding the line", "fire", "fires", "misty step"]})
+    idx = BM25Index.build(
+        {"body": SPECIAL + ["Mage Armor", "holding the line", "fire", "fires", "misty step"]}
+    )
     got = correct_tokens(tokenize("firball misile holdin mage"), idx.vocab, idx.df)
     assert set(got) == {"fireball", "missile", "hold"}  # "mage" is known: not a correction
     assert all(0 < w < 1 for w in got.values())
@@ -245,8 +269,13 @@ def test_fuzzy_on_real_srd_headings():
         pytest.skip("../shared/corpus is absent")
     titles = [m.group(1).strip() for m in re.finditer(r"(?m)^#+\s+(.*)$", SRD_MD.read_text(encoding="utf-8"))]
     m = TitleMatcher.build(titles)
-    for query, title in [("firball", "Fireball"), ("owl bear", "Owlbear"), ("magic misile", "Magic Missile"),
-                         ("bag of holdin", "Bag of Holding"), ("prestidigitaton", "Prestidigitation")]:
+    for query, title in [
+        ("firball", "Fireball"),
+        ("owl bear", "Owlbear"),
+        ("magic misile", "Magic Missile"),
+        ("bag of holdin", "Bag of Holding"),
+        ("prestidigitaton", "Prestidigitation"),
+    ]:
         assert titles[int(np.argmax(m.scores(query)))] == title, query
 
 

@@ -62,7 +62,7 @@ def test_man_page_mentions_every_command_and_long_option() -> None:
     man = (REPO / "man" / "gmtool.1").read_text(encoding="utf-8")
     plain = man.replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
     for name in _commands():
-        assert re.search(rf'^\.SS "gmtool {re.escape(name)}"$', man, re.M), f"no COMMANDS entry for {name}"
+        assert re.search(rf'^\.SS "gmtool {re.escape(name)}"$', man, re.MULTILINE), f"no COMMANDS entry for {name}"
     for opt in sorted(_long_options()):
         assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", plain), f"man page lacks {opt}"
     for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "ENVIRONMENT", "EXIT STATUS", "FILES",
@@ -87,7 +87,7 @@ def test_man_page_has_no_unescaped_roff_controls() -> None:
 def test_help_lists_every_command() -> None:
     res = runner.invoke(app, ["--help"], prog_name="gmtool")
     assert res.exit_code == 0, res.output
-    listed = re.findall(r"^  (\w+) ", res.output.split("Commands:", 1)[1], re.M)
+    listed = re.findall(r"^  (\w+) ", res.output.split("Commands:", 1)[1], re.MULTILINE)
     assert set(_commands()) <= set(listed)
     assert "--install-completion" in res.output
     assert "--show-completion" in res.output

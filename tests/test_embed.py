@@ -90,8 +90,12 @@ def test_rewritten_model_agrees_with_shipped(emb: Embedder, monkeypatch: pytest.
     monkeypatch.setenv("GMTOOL_NO_REWRITE", "1")
     plain = Embedder(device="cpu")
     assert plain.fingerprint != emb.fingerprint or emb.model_used == emb.source_path
-    cos = np.sum(plain.embed(TEXTS) * emb.embed(TEXTS), axis=1)
+    batched = plain.embed(TEXTS, batch_size=4)
+    cos = np.sum(batched * emb.embed(TEXTS), axis=1)
     assert cos.min() > 0.97
+    assert not plain.per_text  # the shipped model really batches (with padding) ...
+    one_by_one = np.stack([plain.embed_query(t) for t in TEXTS])
+    assert (np.sum(batched * one_by_one, axis=1) > 0.999).all()  # ... and padding does not leak
 
 
 def test_cuda_request_without_gpu_falls_back(emb: Embedder) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,61 @@ def test_lasers_two_columns():
     assert doc.pages == 1
     text = doc.page_texts[0]
     assert "LASERS" in text.upper()
+
+
+@needs_corpus
+def test_lasers_reading_order():
+    """The left panel holds two columns under a full-width intro; read the left one first."""
+    doc = extract_pdf(LASERS)
+    text = " ".join(doc.page_texts[0].split())
+    left = ["Choose a style for your character", "Give your character a cool space adventure", "PLAYERS: CREATE THE SHIP"]
+    right = ["When you do something risky, roll 1d6", "If you roll your number exactly", "HELPING: If you want to help someone"]
+    pos = {p: text.index(p) for p in left + right}
+    assert text.index("YOU ARE THE CREW") < pos[left[0]]
+    assert max(pos[p] for p in left) < min(pos[p] for p in right)
+    # the sidebar credits do not interleave with the adventure tables
+    assert "Space Pirates" in text and "THE DOUBLECLICKS" in text
+    assert not re.search(r"Alien Brain Worms under a CC", text)
+    # a heading at a band's foot is read with the paragraph it introduces
+    assert re.search(r"GM: RUN THE GAME\s+Play to find out", doc.page_texts[0])
+
+
+@needs_corpus
+def test_srd_furniture_keeps_content(srd51, ccsrd):
+    """Repeated lines at the top of a page are only dropped when they are real running heads."""
+    for title in ("Ice Mephit", "Magma Mephit", "Steam Mephit"):
+        assert _entry(ccsrd, title).body.startswith("Small elemental, neutral evil"), title
+    for title in ("Adult Red Dragon", "Androsphinx", "Dragon Turtle"):
+        assert "Challenge 17 (18,000 XP)" in _entry(srd51, title).body, title
+    assert _entry(srd51, "Preparing and Casting Spells")
+
+
+@needs_corpus
+def test_srd51_group_headings(srd51):
+    """"Mimic" is no roman page number; entries after a monster group are not its members."""
+    mimic = _entry(srd51, "Mimic")
+    assert mimic.page == 332 and mimic.body.startswith("Medium monstrosity (shapechanger)")
+
+    def parent(title):
+        e = _entry(srd51, title)
+        return srd51.entries[e.parent].title if e.parent is not None else None
+
+    assert parent("Owlbear") == "Monsters (O)"
+    assert parent("Gray Ooze") == "Oozes"
+    assert parent("Merfolk") == "Monsters (M)"
+    assert parent("Steam Mephit") == "Mephits"
+    assert parent("Werewolf") == "Lycanthropes"
+    assert parent("Dragon Turtle") == "Monsters (D)"
+    assert parent("Silver Dragon Wyrmling") == "Dragons, Metallic"
+    assert parent("Vampire Spawn") == "Vampires"
+    assert parent("Thief") == "Roguish Archetypes"
+    assert parent("Roguish Archetypes") == "Rogue"
+
+
+def test_page_number_pattern():
+    from gmtool.extract.pdf_sections import _PAGE_NUMBER
+
+    for s in ("12", "xiv", "XIV", "Page 3", "iv"):
+        assert _PAGE_NUMBER.match(s), s
+    for s in ("Mimic", "MIMIC", "Civil", "Dim", "Xiv"):
+        assert not _PAGE_NUMBER.match(s), s

@@ -204,7 +204,7 @@ def test_source_ids_are_unique_and_stable(tmp_path: Path) -> None:
     eng = Engine(lib)
     eng.scan(embed=False)
     ids = {m.file: m.source_id for m in eng.sources()}
-    assert ids == {"a/Monster Manual.md": "monster-manual", "b/monster-manual.md": "monster-manual-2"}
+    assert ids == {"a/Monster Manual.md": "monster-manual", "b/monster-manual.md": "monster-manual-md"}
     eng.scan(embed=False, force=True)
     assert {m.file: m.source_id for m in eng.sources()} == ids
 

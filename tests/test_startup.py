@@ -23,7 +23,7 @@ def _run(body: str, tmp_path: Path) -> list[str]:
     env = {**os.environ, "GMTOOL_CONFIG_DIR": str(tmp_path / "config"), "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", PROBE.format(body=body, heavy=HEAVY)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -49,6 +49,6 @@ def test_help_in_process_pulls_in_nothing_heavy(tmp_path: Path) -> None:
 def test_python_m_gmtool_help(tmp_path: Path) -> None:
     env = {**os.environ, "GMTOOL_CONFIG_DIR": str(tmp_path / "config"), "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-m", "gmtool", "--help"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "Usage:" in out.stdout and "search" in out.stdout

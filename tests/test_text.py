@@ -59,7 +59,15 @@ def test_odd_whitespace_folds_to_single_space(space):
 
 
 def test_tokenize_keeps_digits_and_splits_on_punctuation():
-    assert tokenize("1st-level d20, +2 Longsword (20 ft.)") == ["1st", "level", "d20", "2", "longsword", "20", "ft"]
+    assert tokenize("1st-level d20, +2 Longsword (20 ft.)") == [
+        "1st",
+        "level",
+        "d20",
+        "2",
+        "longsword",
+        "20",
+        "ft",
+    ]
     assert tokenize("snake_case/slash") == ["snake", "case", "slash"]
     assert tokenize("") == []
     assert tokenize("  --  ") == []
@@ -137,6 +145,8 @@ def test_slugify():
 
 
 def test_import_is_cheap():
-    code = "import sys, gmtool.text; print(sorted(m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules))"
+    code = (
+        "import sys, gmtool.text; print(sorted(m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

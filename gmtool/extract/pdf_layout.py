@@ -166,7 +166,7 @@ def _find_gutter(frags: list[list], lo_x: float, hi_x: float) -> float | None:
         return None
     cross = np.where(ok, cross, np.inf)
     best = cross.min()
-    if best > total * 0.08:
+    if best > total * 0.6:
         return None
     idx = np.flatnonzero(cross == best)
     # the middle of the widest run of best positions next to the first one
@@ -176,7 +176,51 @@ def _find_gutter(frags: list[list], lo_x: float, hi_x: float) -> float | None:
             run.append(i)
         else:
             break
-    return float(xs[(run[0] + run[-1]) // 2, 0])
+    x = float(xs[(run[0] + run[-1]) // 2, 0])
+    if best <= total * 0.08 or _banded(frags, x, lo_x, hi_x):
+        return x
+    return None
+
+
+def _banded(frags: list[list], x: float, lo_x: float, hi_x: float) -> bool:
+    """XY-cut test for a gutter that full-width elements cross (a heading, an intro
+    paragraph, a title): cut the region into bands at those elements (anything else across
+    the gap rejects it) and accept when bands
+    holding text columns on both sides (several lines each; lines on one side mostly fill
+    their column, on the other at least a quarter of it, and they are not rows of a table
+    set side by side on shared baselines)
+    carry most of the text that does not cross."""
+    two_sided = side_total = 0.0
+    band: list[list] = [[], []]
+
+    def close() -> float:
+        left, right = band
+        if len(left) >= 3 and len(right) >= 3:
+            lw = sorted(f[2] - f[0] for f in left)[len(left) // 2] / max(1.0, x - min(f[0] for f in left))
+            rw = sorted(f[2] - f[0] for f in right)[len(right) // 2] / max(1.0, max(f[2] for f in right) - x)
+            rows = {round(f[4]) for f in right}
+            aligned = sum(1 for f in left if round(f[4]) in rows or round(f[4]) - 1 in rows or round(f[4]) + 1 in rows)
+            if min(lw, rw) >= 0.25 and max(lw, rw) >= 0.6 and aligned < 0.7 * len(left):
+                return sum(len(f[7]) for f in left) + sum(len(f[7]) for f in right)
+        return 0.0
+
+    full = 0.85 * (max(f[2] for f in frags) - min(f[0] for f in frags))
+    cross = [f for f in frags if f[0] < x - 1 and f[2] > x + 1]
+    wide = [f for f in cross if f[2] - f[0] >= full]
+    for f in cross:
+        # a short line across the gap is fine next to a full-width one (a paragraph's last
+        # line); anywhere else it is a table cell or a stray line: no gutter
+        if f[2] - f[0] < full and not any(abs(g[1] - f[1]) <= 2.0 * max(f[5], g[5]) for g in wide):
+            return False
+    for f in sorted(frags, key=lambda f: f[1]):
+        if f[0] < x - 1 and f[2] > x + 1:
+            two_sided += close()
+            band = [[], []]
+            continue
+        band[0 if f[2] <= x + 1 else 1].append(f)
+        side_total += len(f[7])
+    two_sided += close()
+    return side_total > 0 and two_sided >= 0.6 * side_total
 
 
 def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
@@ -192,7 +236,7 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
         if (
             f is not None
             and abs(base - f[4]) <= 0.5 * min(size, f[5])
-            and -0.5 * size <= x0 - f[2] <= 0.9 * max(size, f[5])
+            and -0.5 * size <= x0 - f[2] <= 0.9 * min(size, f[5])
         ):
             f[2] = max(f[2], x1)
             f[1] = min(f[1], top)
@@ -239,6 +283,19 @@ def _order(frags, lo_x, hi_x, prefix, out, next_col, col, depth=0):
             j = bisect.bisect_right(full, f[1])
             side = 1 if f[2] <= gutter + 1 else 2
             bands.setdefault((j, side), []).append(f)
+    # a line closing one side of a band below everything on the other side, and nearer to the
+    # full-width block that follows than to its own column (a heading such as "GM: RUN THE
+    # GAME" above a full-width paragraph), is read with that block
+    for (j, side), group in list(bands.items()):
+        other = bands.get((j, 3 - side))
+        if j >= len(full) or not other or len(group) < 2:
+            continue
+        group.sort(key=lambda f: f[1])
+        c, before = group[-1], group[-2]
+        gap_next = full[j] - c[3]
+        if c[1] > max(f[3] for f in other) and 0 <= gap_next <= 2 * c[5] and c[1] - before[3] > gap_next:
+            group.pop()
+            out.append((prefix + ((j, 3, c[4], c[0]),), col, c))
     for (j, side), group in bands.items():
         next_col[0] += 1
         sub_lo, sub_hi = (lo_x, gutter) if side == 1 else (gutter, hi_x)

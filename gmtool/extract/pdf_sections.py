@@ -15,7 +15,9 @@ from .pdf_layout import Line
 
 _NORM = re.compile(r"[^a-z0-9]+")
 _DIGITS = re.compile(r"\d+")
-_PAGE_NUMBER = re.compile(r"^(page\s*)?([0-9]{1,4}|[ivxlcdm]{1,7})$", re.IGNORECASE)
+# a page number: digits or a well-formed roman numeral in one case ("Mimic" is not one)
+_ROMAN = r"(?=[ivxlcdm])m{0,3}(c[md]|d?c{0,3})(x[cl]|l?x{0,3})(i[xv]|v?i{0,3})"
+_PAGE_NUMBER = re.compile(rf"^((?i:page)\s*)?([0-9]{{1,4}}|{_ROMAN}|{_ROMAN.upper()})$")
 _WORD = re.compile(r"[A-Za-z]+")
 _SECTION_NO = re.compile(r"^(\d+ )+")
 _LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
@@ -38,46 +40,98 @@ class Pos(NamedTuple):
 
 
 _EDGE_NUMBER = re.compile(r"^\d+\s+|\s+\d+$")
+# lines that are content whatever their position: stat-block and spell-header shapes
+_CONTENT_SHAPE = re.compile(
+    r"^(armor class|hit points|hit dice|speed|challenge|senses|languages|skills|saving throws|"
+    r"damage (immunities|resistances|vulnerabilities)|condition immunities|casting time|range|"
+    r"components|duration|str dex con)\b"
+    r"|^(tiny|small|medium|large|huge|gargantuan)\b.*,"
+    r"|^\d+(st|nd|rd|th)[- ]level\b|\bcantrip\b",
+    re.IGNORECASE,
+)
 
 
 def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int]]:
     """Running headers/footers and page numbers: per page, the indexes of lines to drop.
 
-    A line in the top or bottom margin band is furniture when the same text (a page number
-    at either end aside) sits at the same height on several pages and hardly ever appears
-    inside the text block (which rules out stat-block lines that happen to top a page).
+    A line is furniture only when all of these hold:
+    - it sits in the top or bottom margin band and nothing else on the page lies between it
+      and the page edge (so a stat line or heading that happens to top a page is kept);
+    - it does not have the shape of a stat-block or spell-header line;
+    - it is a page number whose value follows the page index on many pages, or its text (a
+      page number at either end aside) sits at the same height on several pages, hardly ever
+      appears inside the text block, and either recurs on a large share of the pages or sits
+      in a slot (height) that holds repeated text on a large share of the pages (chapter-wise
+      running headers).
     """
     n = len(pages)
+    n_text = sum(1 for _, _, lines in pages if lines)
     at_pos: Counter = Counter()
     in_margin: Counter = Counter()
     in_body: Counter = Counter()
+    offsets: Counter = Counter()
     keys: list[list[tuple | None]] = []
-    for w, h, lines in pages:
+    for pi, (w, h, lines) in enumerate(pages):
         pk: list[tuple | None] = []
         seen = set()
         for ln in lines:
             txt = _EDGE_NUMBER.sub(" #", norm(ln.text))
             if ln.top < h * 0.12 or ln.bottom > h * 0.88:
-                k = (round(ln.base / 4), txt)
+                k = ((ln.top < h * 0.12), round(ln.base / 4), txt)
                 pk.append(k)
                 if k not in seen:
                     seen.add(k)
                     at_pos[k] += 1
                     in_margin[txt] += 1
+                m = _PAGE_NUMBER.match(ln.text.strip())
+                if m and m.group(2).isdigit():
+                    offsets[int(m.group(2)) - pi] += 1
             else:
                 pk.append(None)
                 in_body[txt] += 1
         keys.append(pk)
-    need = 3 if n >= 6 else n + 1
+    if n < 6:
+        return [set() for _ in pages]
+    need = 3
+    share = max(need, 0.25 * n_text)
+    slot_pages: Counter = Counter()
+    for pk in keys:
+        slots = {k[:2] for k in pk if k is not None and at_pos[k] >= need}
+        for s in slots:
+            slot_pages[s] += 1
+
+    def slot_share(k) -> int:
+        band, y = k[:2]
+        return max(slot_pages[(band, y + d)] for d in (-1, 0, 1))
+
+    good_offsets = {o for o, c in offsets.items() if c >= share}
     drop: list[set[int]] = []
-    for (w, h, lines), pk in zip(pages, keys):
-        s = set()
+    for pi, ((w, h, lines), pk) in enumerate(zip(pages, keys)):
+        cand = set()
         for i, (ln, k) in enumerate(zip(lines, pk)):
-            if k is None:
+            if k is None or _CONTENT_SHAPE.search(ln.text):
                 continue
-            if _PAGE_NUMBER.match(ln.text.strip()) or (at_pos[k] >= need and in_body[k[1]] * 2 <= in_margin[k[1]]):
-                s.add(i)
-        drop.append(s)
+            m = _PAGE_NUMBER.match(ln.text.strip())
+            if m:
+                if m.group(2).isdigit() and int(m.group(2)) - pi in good_offsets or slot_share(k) >= share:
+                    cand.add(i)
+            elif (
+                at_pos[k] >= need
+                and in_body[k[2]] * 2 <= in_margin[k[2]]
+                and (at_pos[k] >= share or slot_share(k) >= share)
+            ):
+                cand.add(i)
+        if cand:
+            # only what lies between the text block and the page edge
+            rest = [ln for i, ln in enumerate(lines) if i not in cand]
+            top_lim = min((ln.top for ln in rest), default=h)
+            bot_lim = max((ln.bottom for ln in rest), default=0.0)
+            cand = {
+                i for i in cand
+                if lines[i].bottom <= top_lim + 1 and lines[i].top < h * 0.12
+                or lines[i].top >= bot_lim - 1 and lines[i].bottom > h * 0.88
+            }
+        drop.append(cand)
     return drop
 
 
@@ -120,6 +174,16 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
                 and not _PAGE_NUMBER.match(ln.text)
             )
             if not ok:
+                # a long line continuing the last heading's font: that was a lead paragraph
+                if (
+                    prev is not None
+                    and heads
+                    and heads[-1].end == Pos(pi, i - 1)
+                    and len(ln.text) > 90
+                    and abs(prev.size - ln.size) < 0.3
+                    and prev.bold == ln.bold
+                ):
+                    heads.pop()
                 prev = None
                 continue
             last = heads[-1] if heads else None
@@ -142,6 +206,10 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
             prev = ln
     # a long sentence set large is a lead paragraph, not a heading
     heads = [hd for hd in heads if not (hd.text.endswith(".") and len(hd.text.split()) > 10)]
+    # where headings are capitalised, a lower-case one is a decorative label ("check out")
+    low = [hd for hd in heads if hd.text[:1].islower()]
+    if low and len(low) * 3 <= len(heads):
+        heads = [hd for hd in heads if not hd.text[:1].islower()]
     # size classes, biggest first (sizes within ~2.5% are one class)
     classes: list[float] = []
     for s in sorted({hd.size for hd in heads}, reverse=True):
@@ -265,7 +333,98 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
                 continue
             nodes.append(Node(item.title, float(item.level), start, body_from, "outline", cut))
     nodes.sort(key=lambda nd: (nd.start, 0 if nd.origin == "outline" else 1))
+    ungroup_alphabetical(nodes)
     return nodes, warnings
+
+
+_ALPHA = re.compile(r"[^a-z]+")
+
+
+def _akey(title: str) -> str:
+    return _ALPHA.sub("", title.lower())
+
+
+def _group_stem(title: str) -> str:
+    """First word of a group title, singular, with "Dragons, Metallic" read as "Metallic Dragons"."""
+    words = norm(", ".join(reversed(title.split(", ", 1))) if ", " in title else title).split()
+    if not words:
+        return ""
+    w = words[0]
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith("es") and len(w) > 4 and w[-3] in "sxzh":
+        return w[:-2]
+    return w[:-1] if w.endswith("s") and len(w) > 3 else w
+
+
+def ungroup_alphabetical(nodes: list[Node]) -> None:
+    """Detected group headings in an alphabetical run must not swallow the entries after them.
+
+    In a bestiary a group heading ("Oozes", "Mephits") is set bigger than the entries it
+    groups, so by font size alone every following entry up to the next group would nest under
+    it ("Owlbear" under "Oozes"). The trailing members that continue the alphabetical run of
+    the group's siblings (in order, sorting after the group title and before the group's next
+    sibling, with the same initial, and not named after the group) are lifted to the group's
+    own rank, when there is evidence that they do not belong to the group: the sibling right
+    before the group is set like its members (and sorts before it), or the members
+    break alphabetical order right before the tail. Only detected headings are touched.
+    """
+    n = len(nodes)
+    stack: list[int] = []
+    kids: dict[int, list[int]] = {}
+    lifted: set[int] = set()
+    for g in range(n):
+        G = nodes[g]
+        while stack and nodes[stack[-1]].rank >= G.rank:
+            stack.pop()
+        parent = stack[-1] if stack else -1
+        sibs = kids.setdefault(parent, [])
+        stack.append(g)
+        prev_sibs = list(sibs)
+        sibs.append(g)
+        gk = _akey(G.title)
+        if G.origin != "heading" or not gk:
+            continue
+        # the group's members: following nodes ranked deeper, up to the next one at its rank or above
+        end = g + 1
+        while end < n and nodes[end].rank > G.rank:
+            end += 1
+        if end - g < 3:
+            continue
+        member_rank = nodes[g + 1].rank
+        members = [k for k in range(g + 1, end) if nodes[k].rank == member_rank]
+        if len(members) < 2 or any(nodes[k].origin != "heading" for k in range(g + 1, end)):
+            continue
+        bound = _akey(nodes[end].title) if end < n and nodes[end].rank == G.rank else None
+        stem = _group_stem(G.title)
+        tail: list[int] = []
+        for k in reversed(members[1:]):
+            t = nodes[k].title
+            tk = _akey(t)
+            if (
+                not tk
+                or tk <= gk
+                or tk[0] != gk[0]
+                or (bound is not None and tk >= bound)
+                or (tail and tk >= _akey(nodes[tail[-1]].title))
+                or stem and norm(t).split()[:1] == [stem]
+            ):
+                break
+            tail.append(k)
+        if not tail:
+            continue
+        first = tail[-1]
+        before = members[members.index(first) - 1]
+        descent = _akey(nodes[before].title) > _akey(nodes[first].title)
+        # the sibling right before the group is an entry like its members and sorts before it
+        kin = bool(prev_sibs) and (nodes[prev_sibs[-1]].rank == member_rank or prev_sibs[-1] in lifted)
+        if not (descent or kin and _akey(nodes[prev_sibs[-1]].title) <= gk):
+            continue
+        # lift the tail members (their own subheadings keep nesting under them)
+        delta = member_rank - G.rank
+        for k in range(first, end):
+            nodes[k].rank -= delta
+        lifted.update(tail)
 
 
 def _join_lines(lines: list[Line], vocab: set[str]) -> str:

@@ -75,7 +75,8 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         for h in hits:
             title = _link(h.title, paths.get(sid), h.page)
             if h.also_in:
-                title += f"\n[dim]also in: {escape(', '.join(h.also_in))}[/]"
+                others = h.also_in if len(h.also_in) <= 2 else [*h.also_in[:1], f"+{len(h.also_in) - 1} more"]
+                title += f"\n[dim]also in: {escape(', '.join(others))}[/]"
             if explain and h.explain:
                 title += "\n[dim]" + escape(", ".join(f"{k}={v}" for k, v in h.explain.items())) + "[/]"
             kind = h.content_type or ""

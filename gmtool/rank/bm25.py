@@ -31,7 +31,7 @@ from ..text import tokenize
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-__all__ = ["BM25Index", "Csc", "top_k", "save_arrays", "load_arrays"]
+__all__ = ["BM25Index", "Csc", "load_arrays", "save_arrays", "top_k"]
 
 FORMAT = "gmtool-bm25"
 FORMAT_VERSION = 1
@@ -54,7 +54,7 @@ def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: dict[str, An
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **payload)
+            np.savez(f, **payload)  # type: ignore[arg-type]
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -76,7 +76,7 @@ def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarra
         meta = orjson.loads(arrays.pop("__meta__").tobytes())
     except FileNotFoundError:
         raise IndexError_("INDEX_MISSING", f"index file {path} is missing", hint) from None
-    except Exception as exc:  # zipfile.BadZipFile, ValueError, KeyError, orjson.JSONDecodeError...
+    except Exception as exc:  # noqa: BLE001 - BadZipFile, ValueError, KeyError, JSONDecodeError...
         raise IndexError_("INDEX_CORRUPT", f"index file {path} is unreadable ({exc})", hint) from None
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         raise IndexError_("INDEX_CORRUPT", f"index file {path} is not a {fmt} file", hint)
@@ -110,7 +110,11 @@ class Csc(NamedTuple):
         n_rows, n_cols = shape
         if indptr.shape != (n_cols + 1,) or data.shape != indices.shape or indices.ndim != 1:
             raise ValueError("inconsistent sparse arrays")
-        if int(indptr[0]) != 0 or int(indptr[-1]) != data.shape[0] or (indptr.size > 1 and np.diff(indptr).min() < 0):
+        if (
+            int(indptr[0]) != 0
+            or int(indptr[-1]) != data.shape[0]
+            or (indptr.size > 1 and np.diff(indptr).min() < 0)
+        ):
             raise ValueError("bad column pointers")
         if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n_rows):
             raise ValueError("row index out of range")
@@ -178,7 +182,9 @@ class BM25Index:
             raise ValueError("BM25Index.build needs at least one field")
         lengths = {len(v) for v in fields.values()}
         if len(lengths) != 1:
-            raise ValueError(f"fields have different document counts: { {k: len(v) for k, v in fields.items()} }")
+            raise ValueError(
+                f"fields have different document counts: { {k: len(v) for k, v in fields.items()} }"
+            )
         n_docs = lengths.pop()
         weights = dict(weights or {})
         vocab: dict[str, int] = {}
@@ -203,9 +209,7 @@ class BM25Index:
         """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them."""
         import scipy.sparse as sp
 
-        tf = sp.csr_matrix(
-            (np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n_docs, n_terms)
-        )
+        tf = sp.csr_matrix((np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n_docs, n_terms))
         tf.sum_duplicates()
         doc_len = np.bincount(rows, minlength=n_docs).astype(np.float64)
         avgdl = doc_len.sum() / n_docs
@@ -233,7 +237,9 @@ class BM25Index:
         """Documents per vocabulary column (any field), handy to rank spelling corrections."""
         return np.diff(self.matrix.indptr)
 
-    def query_weights(self, query: str | Mapping[str, float], tokenizer: Tokenizer = tokenize) -> dict[int, float]:
+    def query_weights(
+        self, query: str | Mapping[str, float], tokenizer: Tokenizer = tokenize
+    ) -> dict[int, float]:
         """Column -> weight. A str is tokenized (a repeated token counts twice, like rank_bm25)."""
         vocab = self.vocab
         out: dict[int, float] = {}
@@ -286,12 +292,14 @@ class BM25Index:
             if len(terms) != shape[1]:
                 raise ValueError("vocabulary size does not match the matrix")
             matrix = Csc.from_arrays(arrays, shape)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any inconsistency means a corrupt file
             raise IndexError_(
-                "INDEX_CORRUPT", f"index file {path} is inconsistent ({exc})", "run `gmtool scan` to rebuild it"
+                "INDEX_CORRUPT",
+                f"index file {path} is inconsistent ({exc})",
+                "run `gmtool scan` to rebuild it",
             ) from None
         vocab = dict(zip(terms, range(len(terms))))
-        keep = {k: meta[k] for k in ("fields", "weights") if k in meta}
+        keep: dict[str, Any] = {k: meta[k] for k in ("fields", "weights") if k in meta}
         return cls(matrix, vocab, keep)
 
 

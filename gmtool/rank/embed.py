@@ -9,6 +9,8 @@ source model's sha256): weight MatMuls whose int8 weights are dequantized at run
 ``com.microsoft.DynamicQuantizeMatMul`` on the same int8 weights, and the NaN guard after each
 attention softmax (dead code: rows are never fully masked) is dropped. The rewrite is checked
 against the source model before it is cached; any failure falls back to the shipped file.
+Because activations are quantized per tensor, the rewritten model embeds one text per run (no
+padding), so a text's vector never depends on the other texts in a batch.
 
 Importing this module is cheap: onnxruntime, tokenizers and numpy are imported on first use.
 """
@@ -51,7 +53,7 @@ def _default_model_path() -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0]) / "model.onnx"
+    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
 
 
 def resolve_model_path() -> Path | None:
@@ -151,6 +153,7 @@ def _fields(buf: memoryview) -> list[tuple[int, int, Any]]:
     while i < n:
         key, i = _varint(buf, i)
         num, wt = key >> 3, key & 7
+        val: Any
         if wt == 0:
             val, i = _varint(buf, i)
         elif wt == 2:
@@ -228,7 +231,7 @@ def _rewrite_model(data: bytes) -> tuple[bytes, int]:
                 elif ff == 2:
                     dt = vv
             inits[name] = (idx, dims, dt)
-    graph_outputs = set()
+    graph_outputs: set[str] = set()
     for f, _, v in gf:
         if f == 12:
             graph_outputs.update(bytes(vv).decode() for ff, _, vv in _fields(v) if ff == 1)
@@ -348,6 +351,10 @@ class Embedder:
             raise GmtoolError("MODEL_UNSUPPORTED", f"{self.source_path} has no input_ids input",
                               "GMTOOL_MODEL must be a sentence-embedding ONNX model (BERT-style inputs)")
         self._output = self._session.get_outputs()[0].name
+        # The rewritten graph quantizes activations per tensor, so a text's vector would depend on the
+        # other texts (and padding) in its batch; one text per run keeps vectors batch-independent,
+        # and costs little because there is then no padding at all.
+        self.per_text = variant != ""
         tok_sha = file_sha256(self.tokenizer_file)[:12]
         self.fingerprint = f"{self.source_sha[:16]}{variant}-tok{tok_sha}-len{MAX_LEN}-{POOLING}"
         self.dim = int(self._run_batch(self.tokenize(["dimension probe"]))[0].shape[-1])
@@ -390,7 +397,7 @@ class Embedder:
                     if sess.get_providers()[0] == "CUDAExecutionProvider":
                         return sess, "cuda", self.source_path, ""
                     reason = "onnxruntime could not initialise CUDA (check the CUDA/cuDNN libraries)"
-                except Exception as exc:  # onnxruntime raises plain RuntimeError/Fail here
+                except Exception as exc:  # noqa: BLE001 - onnxruntime raises assorted errors here
                     reason = f"CUDA session failed: {str(exc).splitlines()[0][:200]}"
                 finally:
                     ort.set_default_logger_severity(3)
@@ -423,7 +430,7 @@ class Embedder:
                 _atomic_write(cached, data)
                 return cached, "+" + REWRITE_VERSION
             _atomic_write(rejected, b"")
-        except Exception:  # any failure: the shipped model still works
+        except Exception:  # noqa: BLE001, S110 - any failure: the shipped model still works
             pass
         return self.source_path, ""
 
@@ -484,13 +491,20 @@ class Embedder:
 
     def embed(self, texts: list[str], batch_size: int = 32,
               progress: Callable[[int], None] | None = None) -> numpy.ndarray:
-        """float32 [len(texts), dim], L2-normalised, in input order."""
+        """float32 [len(texts), dim], L2-normalised, in input order.
+
+        Texts are sorted by token length and batched (at most `batch_size` texts and TOKEN_BUDGET
+        padded tokens per batch); with the rewritten CPU model each text runs alone.
+        `progress(n)` is called after each batch with the number of texts just embedded.
+        """
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         ids = self.tokenize(texts)
+        if self.per_text:
+            batch_size = 1
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         start = 0
         while start < len(order):
@@ -545,7 +559,7 @@ def load_embedder(device: str = "auto", timeout_s: float | None = None) -> Embed
     def work() -> None:
         try:
             result["embedder"] = Embedder(device=device)
-        except BaseException as exc:  # re-raised in the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = exc
 
     started = time.monotonic()

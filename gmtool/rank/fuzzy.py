@@ -23,7 +23,7 @@ from ..errors import IndexError_
 from ..text import normalize, stem
 from .bm25 import Csc, add_columns, load_arrays, save_arrays
 
-__all__ = ["TitleMatcher", "correct_tokens", "char_ngrams", "edit_distance"]
+__all__ = ["TitleMatcher", "char_ngrams", "correct_tokens", "edit_distance"]
 
 FORMAT = "gmtool-fuzzy"
 FORMAT_VERSION = 1
@@ -73,10 +73,10 @@ class TitleMatcher:
         vals: list[float] = []
         setdefault = grams.setdefault
         for i, t in enumerate(titles):
-            for g, c in char_ngrams(t or "").items():
+            for g, cnt in char_ngrams(t or "").items():
                 rows.append(i)
                 cols.append(setdefault(g, len(grams)))
-                vals.append(1.0 + math.log(c))  # sublinear tf
+                vals.append(1.0 + math.log(cnt))  # sublinear tf
         n, m = len(titles), len(grams)
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
@@ -132,9 +132,11 @@ class TitleMatcher:
             if len(terms) != shape[1] or arrays["idf"].shape != (shape[1],):
                 raise ValueError("gram table does not match the matrix")
             matrix = Csc.from_arrays(arrays, shape)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any inconsistency means a corrupt file
             raise IndexError_(
-                "INDEX_CORRUPT", f"index file {path} is inconsistent ({exc})", "run `gmtool scan` to rebuild it"
+                "INDEX_CORRUPT",
+                f"index file {path} is inconsistent ({exc})",
+                "run `gmtool scan` to rebuild it",
             ) from None
         return cls(matrix, dict(zip(terms, range(len(terms)))), arrays["idf"])
 
@@ -199,7 +201,7 @@ def correct_tokens(
     """
     query_tokens = list(query_tokens)
     out: dict[str, float] = {}
-    for a, b in zip(query_tokens, query_tokens[1:]):
+    for a, b in zip(query_tokens, query_tokens[1:]):  # noqa: RUF007 (pairwise is 3.10+ only)
         joined = a + b
         for j in (joined, stem(joined)):
             if j in vocab:

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Scan speed on the corpus PDFs: full-scan pages/s with --workers 1 and 2, embeddings off and on,
+the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
+
+Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5]
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import BENCH_DIR, CORPUS, GMTOOL, PDFS, bench_env, median  # noqa: E402
+
+
+def fresh_pdf_lib() -> Path:
+    lib = BENCH_DIR / "scan-pdfs"
+    shutil.rmtree(lib, ignore_errors=True)
+    lib.mkdir(parents=True)
+    for n in PDFS:
+        shutil.copy2(CORPUS / "pdf" / n, lib / n)
+    return lib
+
+
+def full_scan(workers: int, embed: bool) -> tuple[float, int, dict]:
+    lib = fresh_pdf_lib()
+    cmd = [GMTOOL, "scan", str(lib), "--json", "--workers", str(workers)] + ([] if embed else ["--no-embed"])
+    t = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
+    wall = time.perf_counter() - t
+    rep = json.loads(p.stdout)
+    pages = sum(s["pages"] for s in json.loads(subprocess.run(
+        [GMTOOL, "ls", "--library", str(lib), "--json"], capture_output=True, text=True, env=bench_env()
+    ).stdout)["sources"])
+    return wall, pages, rep
+
+
+def rescan(runs: int) -> float:
+    lib = BENCH_DIR / "scan-pdfs"
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([GMTOOL, "scan", str(lib), "--json", "--no-embed"], stdout=subprocess.DEVNULL, env=bench_env())
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
+def baseline() -> None:
+    from extract import bench_pdfplumber
+
+    for n in PDFS:
+        pages, dt = bench_pdfplumber(CORPUS / "pdf" / n)
+        print(f"  pdfplumber-only {n}: {pages} pages in {dt:.1f} s = {pages / dt:.1f} pages/s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--embed", action="store_true", help="also time full scans with embeddings")
+    ap.add_argument("--baseline", action="store_true", help="also time pdfplumber-only extraction (slow)")
+    ap.add_argument("--rescans", type=int, default=5)
+    a = ap.parse_args()
+    for embed in ([False, True] if a.embed else [False]):
+        for workers in (1, 2):
+            wall, pages, rep = full_scan(workers, embed)
+            extra = f", {rep['embeddings_generated']} embeddings" if embed else ""
+            print(f"full scan, {len(PDFS)} PDFs, --workers {workers}, embeddings {'on' if embed else 'off'}: "
+                  f"{pages} pages in {wall:.1f} s = {pages / wall:.0f} pages/s ({pages / wall / workers:.0f} per worker)"
+                  f"{extra}")
+    print(f"no-change rescan: median {rescan(a.rescans):.3f} s")
+    if a.baseline:
+        baseline()
+
+
+if __name__ == "__main__":
+    main()
