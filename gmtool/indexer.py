@@ -123,12 +123,33 @@ class _OpLog:
 
     def write(self, index_dir: Path, kind: str) -> str | None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        path = index_dir / "logs" / f"{kind}-{stamp}.log"
+        logs = index_dir / "logs"
+        path = logs / f"{kind}-{stamp}.log"
         try:
-            store.atomic_write(path, ("\n".join(self.lines) + "\n").encode())
+            logs.mkdir(parents=True, exist_ok=True)
+            with open(path, "x", encoding="utf-8") as fh:  # a log needs no fsync, only a fresh name
+                fh.write("\n".join(self.lines) + "\n")
         except OSError:
             return None
+        _prune_logs(logs)
         return str(path)
+
+
+_KEEP_LOGS = 50
+
+
+def _prune_logs(logs: Path) -> None:
+    """Keep the newest logs only; names sort by time within each kind."""
+    try:
+        names = [n for n in os.listdir(logs) if n.endswith(".log")]
+    except OSError:
+        return
+    if len(names) <= _KEEP_LOGS:
+        return
+    names.sort(key=lambda n: n.split("-", 1)[-1])
+    for name in names[:-_KEEP_LOGS]:
+        with contextlib.suppress(OSError):
+            os.unlink(logs / name)
 
 
 def run_index(
@@ -162,8 +183,16 @@ def run_index(
         chosen: list[Path] = []
         for f in files or []:
             p = (f if f.is_absolute() else Path.cwd() / f).resolve()
+            if not p.is_file() and not f.is_absolute() and (library / f).is_file():
+                p = (library / f).resolve()  # a path relative to the library
             if not p.is_file():
                 report.failed.append(Failure(str(f), "INVALID_PATH", "no such file", "check the path"))
+                continue
+            if not p.is_relative_to(library):
+                report.failed.append(
+                    Failure(str(f), "OUTSIDE_LIBRARY", f"{p} is not inside the library {library}",
+                            "move or link it into the library, or pass --library")
+                )
                 continue
             if p.suffix.lower() not in SUPPORTED_SUFFIXES:
                 report.failed.append(
@@ -174,6 +203,7 @@ def run_index(
             chosen.append(p)
     else:
         chosen = discover(library, include, exclude, types)
+    in_scope = list(chosen)  # before the cap: a capped-off file is not a removed one
     if len(chosen) > max_files:
         left = chosen[max_files:]
         report.warnings.append(
@@ -187,7 +217,35 @@ def run_index(
         if bad:
             report.warnings.append(f"{bad}: the index manifest could not be read; rebuilding it")
             log(f"manifest unreadable ({bad}); rebuilding")
+        for left in store.sweep(paths.index_dir, manifest):
+            log(f"swept {left.relative_to(paths.index_dir)} (left by an interrupted run)")
         by_file = {m.file: m for m in manifest.sources.values()}
+        failed_before: dict[str, list] = manifest.extra.setdefault("failed", {})
+        dirty = bool(bad)
+
+        def save_manifest() -> None:
+            nonlocal dirty
+            manifest.generation += 1
+            store.save_manifest(paths.index_dir, manifest)
+            dirty = False
+
+        def drop(sid: str, why: str) -> None:
+            meta = manifest.sources.pop(sid)
+            manifest.extra.get("index_stat", {}).pop(sid, None)
+            save_manifest()
+            store.remove_source(paths.index_dir, sid)
+            _remove_vectors(paths.index_dir, sid)
+            report.removed += 1
+            log(f"removed {meta.file} ({sid}): {why}")
+
+        def record_failure(f: Failure, r: str, size: int, mtime: float) -> None:
+            nonlocal dirty
+            f.file = r
+            report.failed.append(f)
+            if failed_before.get(r) != [size, mtime, f.code]:
+                failed_before[r] = [size, mtime, f.code]
+                dirty = True
+            log(f"failed {r}: {f.code} {f.message}")
 
         def rel(p: Path) -> str:
             try:
@@ -197,54 +255,63 @@ def run_index(
 
         # 1. drop sources whose files are gone (whole-library runs only)
         if not targeted:
-            present = {rel(p) for p in chosen}
+            present = {rel(p) for p in in_scope}
             scope_all = not (include or exclude or types)
             for sid, meta in list(manifest.sources.items()):
                 gone = not (library / meta.file).exists()
                 out_of_scope = scope_all and meta.file not in present
                 if gone or out_of_scope:
-                    del manifest.sources[sid]
-                    manifest.extra.get("index_stat", {}).pop(sid, None)
-                    manifest.generation += 1
-                    store.save_manifest(paths.index_dir, manifest)
-                    store.remove_source(paths.index_dir, sid)
-                    _remove_vectors(paths.index_dir, sid)
-                    report.removed += 1
-                    log(f"removed {meta.file} ({sid})")
+                    drop(sid, "the file is gone" if gone else "no longer in the library")
+            for r in list(failed_before):
+                if not (library / r).exists() or (scope_all and r not in present):
+                    del failed_before[r]
+                    dirty = True
+
+        def vanished(p: Path, r: str) -> None:
+            """Deleted while this run was looking at it: not a failure, just gone."""
+            report.warnings.append(f"VANISHED: {r} was removed during the run")
+            log(f"vanished {r}")
+            old = by_file.get(r)
+            if old is not None and old.source_id in manifest.sources:
+                drop(old.source_id, "the file vanished during the run")
 
         # 2. decide what changed: size+mtime first, then the content hash
         todo: list[Path] = []
         stats: dict[str, tuple[int, float, str | None]] = {}
         for p in chosen:
             r = rel(p)
+            st = None
             try:
                 st = p.stat()
-            except OSError as exc:
-                report.failed.append(Failure(r, "INVALID_PATH", str(exc), "the file vanished or is unreadable"))
-                continue
-            old = by_file.get(r)
-            valid_old = old is not None and _index_intact(paths.index_dir, manifest, old)
-            if not force and valid_old and old is not None and old.size == st.st_size and old.mtime == st.st_mtime:
-                report.unchanged += 1
-                continue
-            try:
+                old = by_file.get(r)
+                stat_before = _index_stat(manifest, old)
+                valid_old = old is not None and _index_intact(paths.index_dir, manifest, old)
+                dirty = dirty or _index_stat(manifest, old) != stat_before
+                if not force and valid_old and old is not None and (old.size, old.mtime) == (st.st_size, st.st_mtime):
+                    report.unchanged += 1
+                    continue
                 sha = file_sha256(p)
+            except FileNotFoundError:
+                vanished(p, r)
+                continue
             except OSError as exc:
-                report.failed.append(
-                    Failure(r, "UNREADABLE", str(exc).split("] ")[-1], "check the file's permissions")
+                record_failure(
+                    Failure(r, "UNREADABLE", str(exc).split("] ")[-1], "check the file's permissions"),
+                    r, st.st_size if st else -1, st.st_mtime if st else -1.0,
                 )
-                log(f"failed {r}: UNREADABLE")
                 continue
             if not force and valid_old and old is not None and old.sha256 == sha:
                 old.size, old.mtime = st.st_size, st.st_mtime  # touched, not changed
                 manifest.sources[old.source_id] = old
+                dirty = True
                 report.unchanged += 1
                 continue
             stats[str(p)] = (st.st_size, st.st_mtime, sha)
             todo.append(p)
 
         # 3. extract (in parallel), then save each source and the manifest right after
-        new_ids = assign_source_ids([p for p in todo if rel(p) not in by_file], set(manifest.sources))
+        new = [p for p in todo if rel(p) not in by_file]
+        new_ids = assign_source_ids(new, set(manifest.sources)) if new else {}
         done = 0
         if progress:
             progress(0, len(todo), "extracting")
@@ -252,22 +319,24 @@ def run_index(
             p = Path(path_str)
             r = rel(p)
             done += 1
+            size, mtime, sha = stats[path_str]
             if isinstance(result, Failure):
-                result.file = r
-                report.failed.append(result)
-                log(f"failed {r}: {result.code} {result.message}")
+                if not p.exists():
+                    vanished(p, r)
+                else:
+                    record_failure(result, r, size, mtime)
                 if progress:
                     progress(done, len(todo), f"failed {p.name}")
                 continue
             old = by_file.get(r)
             sid = old.source_id if old else new_ids[path_str]
-            size, mtime, sha = stats[path_str]
             meta = _meta(sid, p, r, result, size, mtime, sha or "")
             store.save_source(paths.index_dir, meta, result)
             manifest.sources[sid] = meta
             _record_stat(paths.index_dir, manifest, sid)
-            manifest.generation += 1
-            store.save_manifest(paths.index_dir, manifest)
+            failed_before.pop(r, None)
+            save_manifest()
+            store.drop_prev(paths.index_dir, sid)
             report.indexed += 1
             report.indexed_files.append(r)
             log(f"indexed {r} as {sid}: {meta.pages} pages, {meta.entry_count} entries")
@@ -285,8 +354,9 @@ def run_index(
             report.embeddings_generated = n
             if warn:
                 report.warnings.append(warn)
-        manifest.generation += 1
-        store.save_manifest(paths.index_dir, manifest)
+            dirty = True
+        if dirty or not store.manifest_path(paths.index_dir).exists():
+            save_manifest()
 
     report.sections = sum(m.entry_count for m in manifest.sources.values())
     report.duration_ms = int((time.perf_counter() - t0) * 1000)
@@ -304,6 +374,10 @@ def _record_stat(index_dir: Path, manifest: store.Manifest, sid: str) -> None:
     manifest.extra.setdefault("index_stat", {})[sid] = [st.st_size, st.st_mtime_ns]
 
 
+def _index_stat(manifest: store.Manifest, meta: SourceMeta | None) -> list[int] | None:
+    return manifest.extra.get("index_stat", {}).get(meta.source_id) if meta else None
+
+
 def _index_intact(index_dir: Path, manifest: store.Manifest, meta: SourceMeta) -> bool:
     """Cheap when nothing was touched; otherwise the file is loaded to prove it is sound."""
     path = store.source_file(index_dir, meta.source_id)
@@ -314,7 +388,7 @@ def _index_intact(index_dir: Path, manifest: store.Manifest, meta: SourceMeta) -
     if manifest.extra.get("index_stat", {}).get(meta.source_id) == [st.st_size, st.st_mtime_ns]:
         return True
     try:
-        store.load_source(index_dir, meta.source_id, meta.sha256)
+        store.load_source(index_dir, meta.source_id, meta.sha256, fallback=False)
     except GmtoolError:
         return False
     _record_stat(index_dir, manifest, meta.source_id)
@@ -322,7 +396,7 @@ def _index_intact(index_dir: Path, manifest: store.Manifest, meta: SourceMeta) -
 
 
 def _remove_vectors(index_dir: Path, sid: str) -> None:
-    for suffix in (".npy", ".keys.json"):
+    for suffix in (".npy", ".keys.json", ".units.json"):
         with contextlib.suppress(FileNotFoundError):
             (index_dir / "vectors" / f"{sid}{suffix}").unlink()
 

@@ -131,16 +131,22 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
     from .rank.embed import load_embedder
     from .rank.vectors import VectorStore
 
+    stamp = _embed_stamp(manifest, device)
+    vdir = index_dir / "vectors"
+    if stamp and manifest.extra.get("embed_stamp") == stamp and all(
+        (vdir / f"{sid}.units.json").exists() for sid in manifest.sources
+    ):
+        return 0, None  # nothing changed since the last complete embedding pass
     try:
         emb = load_embedder(device=device)
     except GmtoolError as exc:
         return 0, f"{exc.code}: {exc.message}; keyword search still works ({exc.hint})"
     vs = VectorStore(index_dir)
-    todo: list[tuple[str, list[str]]] = []
+    todo: list[tuple[str, list[int], list[str]]] = []
     for sid in sorted(manifest.sources):
         rec = store.load_source(index_dir, sid, manifest.sources[sid].sha256)
-        todo.append((sid, units(rec.entries)[1]))
-    total = sum(len(t) for _, t in todo)
+        todo.append((sid, *units(rec.entries)))
+    total = sum(len(t) for _, _, t in todo)
     done = [0]
 
     def tick(n: int) -> None:
@@ -149,15 +155,59 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
             progress(done[0], total, "embedding sections")
 
     generated = 0
-    for sid, texts in todo:
+    for sid, idx, texts in todo:
         before = done[0]
         n = vs.update(sid, texts, emb, progress=tick)
         done[0] = before + len(texts)
         generated += n
+        _save_unit_index(index_dir, sid, idx, texts)
+    if stamp:
+        manifest.extra["embed_stamp"] = stamp
     warn = None
     if emb.warnings:
         warn = "; ".join(emb.warnings)
     return generated, warn
+
+
+def _embed_stamp(manifest: Manifest, device: str) -> str | None:
+    """Identifies the sources, the model file and the device without loading the model."""
+    import os
+
+    from .library import keyword_digest
+    from .rank.embed import resolve_model_path
+
+    path = resolve_model_path()
+    if path is None or not path.is_file():
+        return None
+    st = path.stat()
+    tok = os.environ.get("GMTOOL_TOKENIZER", "")
+    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{device}|{CHUNK_CHARS}"
+
+
+def _unit_index_path(index_dir: Path, sid: str) -> Path:
+    return index_dir / "vectors" / f"{sid}.units.json"
+
+
+def _save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
+    """Which entry each vector belongs to, so a query never has to rebuild the windows."""
+    import orjson
+
+    from .rank.vectors import section_key
+    from .store import atomic_write
+
+    digest = section_key("\x1f".join(texts))
+    atomic_write(_unit_index_path(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
+
+
+def _load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
+    import orjson
+
+    try:
+        data = orjson.loads(_unit_index_path(index_dir, sid).read_bytes())
+        idx = data["idx"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return idx if isinstance(idx, list) and len(idx) == n else None
 
 
 # --- query side ---------------------------------------------------------------------------
@@ -244,8 +294,10 @@ class _Dense:
         gids: list[int] = []
         self.missing: list[str] = []
         for sid in sorted(lib.metas):
-            idx, texts = units(lib.records[sid].entries)
             vec = vs.load(sid, fingerprint)
+            idx = _load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
+            if idx is None:
+                idx = units(lib.records[sid].entries)[0]
             if vec is None or len(vec) != len(idx):
                 self.missing.append(sid)
                 continue

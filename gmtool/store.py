@@ -2,9 +2,10 @@
 
 Crash safety comes from ordering: source files are replaced atomically first, the manifest
 (which names every source and its content hash) is replaced last. A reader trusts only what
-the manifest names, and checks that each source file carries the hash the manifest expects,
-so a run killed at any moment leaves the previous index readable and the next run finishes
-the work.
+the manifest names, and checks that each source file carries the hash the manifest expects.
+Before a source file is replaced, the version the manifest still names is kept as a hard
+link (`SID.prev.*.json`), so a run killed between the two renames leaves the previous index
+readable; the next writer run finishes the work and sweeps what the killed one left.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def is_temp_name(name: str) -> bool:
+    """Temp files of atomic writes here and in rank/: `.NAME.PID.tmp`, `.NAME.XXXXXX.tmp`."""
+    return name.startswith(".") and name.endswith(".tmp")
+
+
 def source_file(index_dir: Path, source_id: str) -> Path:
     return index_dir / "index" / f"{source_id}.index.json"
 
@@ -47,16 +53,53 @@ def pages_file(index_dir: Path, source_id: str) -> Path:
     return index_dir / "index" / f"{source_id}.pages.json"
 
 
+def prev_file(path: Path) -> Path:
+    """Where the version the manifest still names is kept while `path` is being replaced."""
+    sid, _, rest = path.name.partition(".")
+    return path.with_name(f"{sid}.prev.{rest}")
+
+
+def _keep_prev(path: Path) -> None:
+    """Hard-link the current file aside, so it stays readable after `path` is replaced.
+
+    An existing kept version is left alone: `sweep` only leaves one in place when it is the
+    version the manifest names (and `path` is not).
+    """
+    prev = prev_file(path)
+    if prev.exists():
+        return
+    tmp = prev.with_name(f".{prev.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        os.link(path, tmp)
+    except FileNotFoundError:
+        return
+    except OSError:  # no hard links on this file system: copy
+        import shutil
+
+        shutil.copyfile(path, tmp)
+    os.replace(tmp, prev)
+
+
+def _load_pages_at(path: Path, sha256: str) -> list[str] | None:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("sha256") != sha256:
+        return None
+    texts = data.get("page_texts")
+    return [str(t) for t in texts] if isinstance(texts, list) else None
+
+
 def load_pages(index_dir: Path, source_id: str, sha256: str) -> list[str]:
     """Page texts of one source; empty when missing or written for another file version."""
-    try:
-        data = orjson.loads(pages_file(index_dir, source_id).read_bytes())
-    except (OSError, ValueError):
-        return []
-    if not isinstance(data, dict) or data.get("sha256") != sha256:
-        return []
-    texts = data.get("page_texts")
-    return [str(t) for t in texts] if isinstance(texts, list) else []
+    path = pages_file(index_dir, source_id)
+    texts = _load_pages_at(path, sha256)
+    if texts is None:
+        texts = _load_pages_at(prev_file(path), sha256)
+    return texts or []
 
 
 def dumps(obj: Any) -> bytes:
@@ -84,16 +127,44 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
     }
     # Page texts go in a file of their own: searches never need them, so loads stay fast.
     pages = {"format_version": FORMAT_VERSION, "sha256": meta.sha256, "page_texts": doc.page_texts}
-    atomic_write(pages_file(index_dir, meta.source_id), dumps(pages))
-    atomic_write(source_file(index_dir, meta.source_id), dumps(payload))
+    for path, data in ((pages_file(index_dir, meta.source_id), pages), (source_file(index_dir, meta.source_id), payload)):
+        _keep_prev(path)
+        atomic_write(path, dumps(data))
+
+
+def drop_prev(index_dir: Path, source_id: str) -> None:
+    """Once the manifest names the new version, the kept previous one is not needed."""
+    for path in (source_file(index_dir, source_id), pages_file(index_dir, source_id)):
+        with contextlib.suppress(FileNotFoundError):
+            prev_file(path).unlink()
 
 
 def _entry(d: dict[str, Any]) -> Entry:
     return Entry(**d)
 
 
-def load_source(index_dir: Path, source_id: str, expect_sha: str | None = None) -> SourceRecord:
+def load_source(
+    index_dir: Path, source_id: str, expect_sha: str | None = None, fallback: bool = True
+) -> SourceRecord:
+    """Load one source; INDEX_MISSING / INDEX_CORRUPT / INDEX_VERSION / INDEX_STALE otherwise.
+
+    With `expect_sha` and `fallback`, a file a killed writer replaced ahead of the manifest is
+    read from the previous version it kept (readers); `fallback=False` sees only the file
+    itself (writers and verify, which must notice and repair it).
+    """
     path = source_file(index_dir, source_id)
+    try:
+        return _load_source_at(path, source_id, expect_sha)
+    except IndexError_:
+        prev = prev_file(path)
+        if not fallback or expect_sha is None or not prev.exists():
+            raise
+        with contextlib.suppress(IndexError_):
+            return _load_source_at(prev, source_id, expect_sha)
+        raise
+
+
+def _load_source_at(path: Path, source_id: str, expect_sha: str | None) -> SourceRecord:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -130,8 +201,46 @@ def load_source(index_dir: Path, source_id: str, expect_sha: str | None = None) 
 
 def remove_source(index_dir: Path, source_id: str) -> None:
     for path in (source_file(index_dir, source_id), pages_file(index_dir, source_id)):
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        for p in (path, prev_file(path)):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+
+def _sound(path: Path, source_id: str, sha256: str) -> bool:
+    if path.name.endswith(".pages.json"):
+        return _load_pages_at(path, sha256) is not None
+    try:
+        _load_source_at(path, source_id, sha256)
+    except IndexError_:
+        return False
+    return True
+
+
+def sweep(index_dir: Path, manifest: Manifest) -> list[Path]:
+    """Writers only, under the lock: delete what killed runs left behind: temp files, index
+    files of sources the manifest does not name, and kept previous versions, except where
+    the kept one is what the manifest names and the current file is not."""
+    removed: list[Path] = []
+    if not index_dir.is_dir():
+        return removed
+    idir = index_dir / "index"
+    for root, _dirs, names in os.walk(index_dir):
+        for name in names:
+            path = Path(root) / name
+            stale = is_temp_name(name)
+            if not stale and path.parent == idir:
+                sid, _, rest = name.partition(".")
+                meta = manifest.sources.get(sid)
+                if meta is None:
+                    stale = True
+                elif rest.startswith("prev."):
+                    cur = path.with_name(f"{sid}.{rest[len('prev.'):]}")
+                    stale = _sound(cur, sid, meta.sha256) or not _sound(path, sid, meta.sha256)
+            if stale:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed.append(path)
+    return removed
 
 
 # --- manifest -------------------------------------------------------------------------------
@@ -246,9 +355,29 @@ def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> I
         fh.flush()
         yield
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            fh.seek(0)
+            fh.truncate()  # an empty lock file: no writer; a pid left behind: a killed one
         with contextlib.suppress(OSError):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         fh.close()
+
+
+def active_writer(index_dir: Path) -> int | None:
+    """The pid of a live process holding the writer lock, read without taking it."""
+    try:
+        pid = int((index_dir / LOCKFILE).read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
 
 
 def dir_size(path: Path) -> int:

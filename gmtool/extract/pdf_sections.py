@@ -108,9 +108,10 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
     drop: list[set[int]] = []
     for pi, ((w, h, lines), pk) in enumerate(zip(pages, keys)):
         cand = set()
-        for i, (ln, k) in enumerate(zip(lines, pk)):
-            if k is None or _CONTENT_SHAPE.search(ln.text):
+        for i, (ln, key) in enumerate(zip(lines, pk)):
+            if key is None or _CONTENT_SHAPE.search(ln.text):
                 continue
+            k = key
             m = _PAGE_NUMBER.match(ln.text.strip())
             if m:
                 if m.group(2).isdigit() and int(m.group(2)) - pi in good_offsets or slot_share(k) >= share:
