@@ -140,7 +140,7 @@ def _tree(entries: list[Entry]) -> list[_Node]:
         p = node.entry.parent
         if p is not None and 0 <= p < len(nodes) and p != node.index:
             nodes[p].children.append(node.index)
-            node.ancestors = [p] + nodes[p].ancestors if p < node.index else [p]
+            node.ancestors = [p, *nodes[p].ancestors] if p < node.index else [p]
         node.head = first_lines(node.entry.body)
     return nodes
 
@@ -384,5 +384,5 @@ def classify(doc: Document) -> None:
     for node in nodes:
         if types[node.index] is None and _is_rule(nodes, node, types):
             types[node.index] = "rule"
-    for node, ct in zip(nodes, types):
+    for node, ct in zip(nodes, types, strict=False):
         node.entry.content_type = ct

@@ -240,10 +240,10 @@ def index_cmd(
             render_verify(_out_console(), rep)
         raise typer.Exit(0 if rep.healthy else EXIT_ERROR)
     prog, cb = _progress_cb(not as_json)
-    kw: dict[str, Any] = dict(
-        include=include, exclude=exclude, types=[types] if types else None, max_files=max_files, force=force,
-        workers=workers, wait=not no_wait, embed=not no_embed, device=device, progress=cb,
-    )
+    kw: dict[str, Any] = {
+        "include": include, "exclude": exclude, "types": [types] if types else None, "max_files": max_files, "force": force,
+        "workers": workers, "wait": not no_wait, "embed": not no_embed, "device": device, "progress": cb,
+    }
     if prog:
         with prog:
             report = eng.index(files=files or None, force_clean=force_clean, **kw)

@@ -265,4 +265,4 @@ class Engine:
         return doctor(self, device)
 
 
-__all__ = ["Engine", "GmtoolError", "ReadResult", "TocResult", "VerifyReport", "Problem"]
+__all__ = ["Engine", "GmtoolError", "Problem", "ReadResult", "TocResult", "VerifyReport"]

@@ -71,7 +71,7 @@ def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) 
     unknown: list[str] = []
     for name in names:
         key = slugify(name)
-        match = [sid for sid in valid if sid == name or sid == key]
+        match = [sid for sid in valid if sid in (name, key)]
         match = match or [sid for sid, m in lib.metas.items() if slugify(m.title) == key or slugify(m.file) == key]
         if match:
             out.extend(m for m in match if m not in out)
@@ -138,7 +138,7 @@ def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
 
 def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[str]) -> list[Hit]:
     hits: list[Hit] = []
-    for rank, (gid, score) in enumerate(zip(order, scores), 1):
+    for rank, (gid, score) in enumerate(zip(order, scores, strict=False), 1):
         sid = lib.doc_source[gid]
         e = lib.entries[gid]
         meta = lib.metas[sid]

@@ -7,7 +7,6 @@ Traits") inside a typed entry folds into that entry, whose document then carries
 from __future__ import annotations
 
 import concurrent.futures
-
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -439,7 +438,7 @@ def ask(
     hits = make_hits(lib, order, [float(fused[i]) for i in order], own)
     bm_rank = _ranks(kw_n, allowed)
     dn_rank = _ranks(dense_ent, allowed) if dense_ent is not None else None
-    for h, gid in zip(hits, order):
+    for h, gid in zip(hits, order, strict=False):
         e = lib.entries[gid]
         words = set(tokenize(e.title + " " + e.body[:3000]))
         h.matched_terms = sorted(terms & words)

@@ -109,7 +109,7 @@ def dumps(obj: Any) -> bytes:
 class SourceRecord:
     """A loaded source: its metadata, entries and page texts."""
 
-    __slots__ = ("meta", "entries", "page_labels")
+    __slots__ = ("entries", "meta", "page_labels")
 
     def __init__(self, meta: SourceMeta, entries: list[Entry], page_labels: list[str] | None) -> None:
         self.meta = meta

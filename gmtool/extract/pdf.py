@@ -122,7 +122,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
     finally:
         doc.close()
     pages = _read_pages(path, n, workers)
-    for i, (w, h, _lines) in enumerate(pages):
+    for i, (_w, h, _lines) in enumerate(pages):
         heights[i] = h
     outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
     empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines]

@@ -271,14 +271,14 @@ def _order(frags, lo_x, hi_x, prefix, out, next_col, col, depth=0):
     gutter = _find_gutter(frags, lo_x, hi_x) if depth < 3 else None
     if gutter is None:
         for f in frags:
-            out.append((prefix + ((f[4], f[0]),), col, f))
+            out.append(((*prefix, (f[4], f[0])), col, f))
         return
     full = sorted(f[1] for f in frags if f[0] < gutter - 1 and f[2] > gutter + 1)
     bands: dict = {}
     for f in frags:
         if f[0] < gutter - 1 and f[2] > gutter + 1:
             j = bisect.bisect_left(full, f[1])
-            out.append((prefix + ((j, 3, f[4], f[0]),), col, f))
+            out.append(((*prefix, (j, 3, f[4], f[0])), col, f))
         else:
             j = bisect.bisect_right(full, f[1])
             side = 1 if f[2] <= gutter + 1 else 2
@@ -295,11 +295,11 @@ def _order(frags, lo_x, hi_x, prefix, out, next_col, col, depth=0):
         gap_next = full[j] - c[3]
         if c[1] > max(f[3] for f in other) and 0 <= gap_next <= 2 * c[5] and c[1] - before[3] > gap_next:
             group.pop()
-            out.append((prefix + ((j, 3, c[4], c[0]),), col, c))
+            out.append(((*prefix, (j, 3, c[4], c[0])), col, c))
     for (j, side), group in bands.items():
         next_col[0] += 1
         sub_lo, sub_hi = (lo_x, gutter) if side == 1 else (gutter, hi_x)
-        _order(group, sub_lo, sub_hi, prefix + ((j, side, 0, 0),), out, next_col, next_col[0], depth + 1)
+        _order(group, sub_lo, sub_hi, (*prefix, (j, side, 0, 0)), out, next_col, next_col[0], depth + 1)
 
 
 def _make_line(group: list) -> Line:

@@ -71,7 +71,7 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
     in_body: Counter = Counter()
     offsets: Counter = Counter()
     keys: list[list[tuple | None]] = []
-    for pi, (w, h, lines) in enumerate(pages):
+    for pi, (_w, h, lines) in enumerate(pages):
         pk: list[tuple | None] = []
         seen = set()
         for ln in lines:
@@ -106,15 +106,15 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
 
     good_offsets = {o for o, c in offsets.items() if c >= share}
     drop: list[set[int]] = []
-    for pi, ((w, h, lines), pk) in enumerate(zip(pages, keys)):
+    for pi, ((_w, h, lines), pk) in enumerate(zip(pages, keys, strict=False)):
         cand = set()
-        for i, (ln, key) in enumerate(zip(lines, pk)):
+        for i, (ln, key) in enumerate(zip(lines, pk, strict=False)):
             if key is None or _CONTENT_SHAPE.search(ln.text):
                 continue
             k = key
             m = _PAGE_NUMBER.match(ln.text.strip())
             if m:
-                if m.group(2).isdigit() and int(m.group(2)) - pi in good_offsets or slot_share(k) >= share:
+                if (m.group(2).isdigit() and int(m.group(2)) - pi in good_offsets) or slot_share(k) >= share:
                     cand.add(i)
             elif (
                 at_pos[k] >= need
@@ -129,8 +129,8 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
             bot_lim = max((ln.bottom for ln in rest), default=0.0)
             cand = {
                 i for i in cand
-                if lines[i].bottom <= top_lim + 1 and lines[i].top < h * 0.12
-                or lines[i].top >= bot_lim - 1 and lines[i].bottom > h * 0.88
+                if (lines[i].bottom <= top_lim + 1 and lines[i].top < h * 0.12)
+                or (lines[i].top >= bot_lim - 1 and lines[i].bottom > h * 0.88)
             }
         drop.append(cand)
     return drop
@@ -164,7 +164,7 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
     """Lines set in a font clearly bigger than the body text; wrapped headings merged."""
     thr = bsize * 1.07
     heads: list[Heading] = []
-    for pi, (w, h, lines) in enumerate(pages):
+    for pi, (_w, _h, lines) in enumerate(pages):
         prev: Line | None = None
         for i, ln in enumerate(lines):
             ok = (
@@ -198,7 +198,7 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
                 and 0 < ln.base - prev.base <= 1.6 * ln.size
                 and len(last.text) + len(ln.text) <= 150
             ):
-                sep = "" if prev.soft_end or last.text.endswith("-") and ln.text[:1].islower() else " "
+                sep = "" if prev.soft_end or (last.text.endswith("-") and ln.text[:1].islower()) else " "
                 if prev.soft_end is False and last.text.endswith("-") and ln.text[:1].islower():
                     sep = ""
                 heads[-1] = Heading(last.pos, Pos(pi, i), last.text + sep + ln.text, last.size)
@@ -236,8 +236,8 @@ def _title_match(head_norm: str, title_norm: str) -> bool:
         return False
     return (
         head_norm == title_norm
-        or head_norm.endswith(" " + title_norm)
-        and head_norm[: -len(title_norm)].strip().replace(" ", "").isdigit()
+        or (head_norm.endswith(" " + title_norm)
+        and head_norm[: -len(title_norm)].strip().replace(" ", "").isdigit())
     )
 
 
@@ -281,7 +281,7 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
                     break
     n_out = len(outline)
     n_matched = len(matched) + len(out_pos)
-    trusted = n_out > 0 and (n_matched >= 0.5 * n_out or n_out >= 20 and n_matched >= 0.2 * n_out)
+    trusted = n_out > 0 and (n_matched >= 0.5 * n_out or (n_out >= 20 and n_matched >= 0.2 * n_out))
     if n_out and not trusted:
         warnings.append(
             f"outline ignored: only {n_matched} of {n_out} bookmarks match text on their page"
@@ -408,7 +408,7 @@ def ungroup_alphabetical(nodes: list[Node]) -> None:
                 or tk[0] != gk[0]
                 or (bound is not None and tk >= bound)
                 or (tail and tk >= _akey(nodes[tail[-1]].title))
-                or stem and norm(t).split()[:1] == [stem]
+                or (stem and norm(t).split()[:1] == [stem])
             ):
                 break
             tail.append(k)
@@ -419,7 +419,7 @@ def ungroup_alphabetical(nodes: list[Node]) -> None:
         descent = _akey(nodes[before].title) > _akey(nodes[first].title)
         # the sibling right before the group is an entry like its members and sorts before it
         kin = bool(prev_sibs) and (nodes[prev_sibs[-1]].rank == member_rank or prev_sibs[-1] in lifted)
-        if not (descent or kin and _akey(nodes[prev_sibs[-1]].title) <= gk):
+        if not (descent or (kin and _akey(nodes[prev_sibs[-1]].title) <= gk)):
             continue
         # lift the tail members (their own subheadings keep nesting under them)
         delta = member_rank - G.rank
@@ -452,7 +452,7 @@ def _join_lines(lines: list[Line], vocab: set[str]) -> str:
             or ln.lead_bold
             or ln.bold != prev.bold
             or ln.x0 > prev.x0 + 0.7 * ln.size
-            or ln.x0 < prev.x0 - 0.7 * ln.size and prev.x1 < ln.x1 - 2.5 * ln.size
+            or (ln.x0 < prev.x0 - 0.7 * ln.size and prev.x1 < ln.x1 - 2.5 * ln.size)
         )
         if new_par:
             out.append("\n")

@@ -298,7 +298,7 @@ class BM25Index:
                 f"index file {path} is inconsistent ({exc})",
                 "run `gmtool scan` to rebuild it",
             ) from None
-        vocab = dict(zip(terms, range(len(terms))))
+        vocab = dict(zip(terms, range(len(terms)), strict=False))
         keep: dict[str, Any] = {k: meta[k] for k in ("fields", "weights") if k in meta}
         return cls(matrix, vocab, keep)
 

@@ -430,7 +430,7 @@ class Embedder:
                 _atomic_write(cached, data)
                 return cached, "+" + REWRITE_VERSION
             _atomic_write(rejected, b"")
-        except Exception:  # noqa: BLE001, S110 - any failure: the shipped model still works
+        except Exception:  # noqa: BLE001 - any failure: the shipped model still works
             pass
         return self.source_path, ""
 
@@ -471,7 +471,7 @@ class Embedder:
 
         if hidden.ndim == 3:
             mask = feeds["attention_mask"].astype(np.float32)[:, :, None] if "attention_mask" in feeds \
-                else np.ones(hidden.shape[:2] + (1,), dtype=np.float32)
+                else np.ones((*hidden.shape[:2], 1), dtype=np.float32)
             hidden = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         hidden = hidden.astype(np.float32, copy=False)
         norms = np.linalg.norm(hidden, axis=1, keepdims=True)

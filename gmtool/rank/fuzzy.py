@@ -28,7 +28,7 @@ __all__ = ["TitleMatcher", "char_ngrams", "correct_tokens", "edit_distance"]
 FORMAT = "gmtool-fuzzy"
 FORMAT_VERSION = 1
 
-_ALNUM = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
+_ALNUM = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", " "))
 
 
 def _words(title: str) -> list[str]:
@@ -138,7 +138,7 @@ class TitleMatcher:
                 f"index file {path} is inconsistent ({exc})",
                 "run `gmtool scan` to rebuild it",
             ) from None
-        return cls(matrix, dict(zip(terms, range(len(terms)))), arrays["idf"])
+        return cls(matrix, dict(zip(terms, range(len(terms)), strict=False)), arrays["idf"])
 
 
 # --- spelling correction of query tokens -------------------------------------------------
@@ -201,7 +201,7 @@ def correct_tokens(
     """
     query_tokens = list(query_tokens)
     out: dict[str, float] = {}
-    for a, b in zip(query_tokens, query_tokens[1:]):  # noqa: RUF007 (pairwise is 3.10+ only)
+    for a, b in zip(query_tokens, query_tokens[1:], strict=False):  # noqa: RUF007 (pairwise is 3.10+ only)
         joined = a + b
         for j in (joined, stem(joined)):
             if j in vocab:

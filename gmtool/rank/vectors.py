@@ -112,7 +112,7 @@ class VectorStore:
         out = np.zeros((len(texts), dim), dtype=np.float16)
         if unique_todo:
             fresh = embedder.embed([texts[i] for i in unique_todo], progress=progress).astype(np.float16)
-            fresh_by_key = {keys[i]: row for i, row in zip(unique_todo, fresh)}
+            fresh_by_key = {keys[i]: row for i, row in zip(unique_todo, fresh, strict=False)}
         else:
             fresh_by_key = {}
         for i, k in enumerate(keys):
