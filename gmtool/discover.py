@@ -2,20 +2,55 @@
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import os
+import re
 from pathlib import Path
 
 from .config import INDEX_DIRNAME
 from .types import SUPPORTED_SUFFIXES
 
 
+@functools.lru_cache(maxsize=256)
+def _glob_regex(pat: str) -> re.Pattern[str]:
+    """Shell-style glob on a library-relative path: `*` and `?` stay within one folder,
+    `**` spans folders (`**/` may match none), `[abc]` is a class."""
+    out: list[str] = []
+    i, n = 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (j := pat.find("]", i + 2)) != -1:
+            body = pat[i + 1 : j]
+            neg = body[:1] in ("!", "^")
+            body = body[1:] if neg else body
+            out.append(f"[{'^' if neg else ''}{re.escape(body).replace(chr(92) + '-', '-')}]")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
 def _match(rel: str, patterns: list[str]) -> bool:
-    """Glob match where `**/` may also match nothing, as users expect from shells."""
+    """A pattern with a `/` matches the whole relative path; one without matches the file
+    name in any folder (as in .gitignore), so `*.md` means every Markdown file."""
+    name = rel.rsplit("/", 1)[-1]
     for pat in patterns:
-        if fnmatch.fnmatchcase(rel, pat):
-            return True
-        if "**/" in pat and fnmatch.fnmatchcase(rel, pat.replace("**/", "")):
+        pat = pat.strip().removeprefix("./")
+        target = rel if "/" in pat else name
+        if _glob_regex(pat).match(target):
             return True
     return False
 

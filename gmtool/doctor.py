@@ -6,28 +6,29 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__, store
 from .errors import GmtoolError
+from .types import JSONValue
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 
-def doctor(engine: Engine, device: str = "auto") -> dict[str, Any]:
+def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValue]]:
     from .rank.embed import model_status
 
-    out: dict[str, Any] = {
+    out: dict[str, dict[str, JSONValue]] = {
         "gmtool": {"version": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
         "paths": {"library": str(engine.paths.library), "index_dir": str(engine.paths.index_dir),
                   "library_from": engine.paths.library_from},
     }
     status = model_status()
-    runtime = {"onnxruntime": status.get("onnxruntime"), "providers": status.get("providers"),
+    runtime: dict[str, JSONValue] = {"onnxruntime": status.get("onnxruntime"), "providers": status.get("providers"),
                "gpu_present": status.get("gpu_present")}
     out["runtime"] = runtime
-    model = {k: status.get(k) for k in ("model_path", "model_source", "exists", "sha256", "tokenizer_path",
+    model: dict[str, JSONValue] = {k: status.get(k) for k in ("model_path", "model_source", "exists", "sha256", "tokenizer_path",
                                        "optimised_model")}
     t = time.perf_counter()
     try:
@@ -36,16 +37,17 @@ def doctor(engine: Engine, device: str = "auto") -> dict[str, Any]:
         model["fingerprint"] = emb.fingerprint
         runtime["device_requested"] = device
         runtime["device_in_use"] = emb.device
-        runtime["warnings"] = list(emb.warnings)
+        runtime["warnings"] = list[JSONValue](emb.warnings)
     except GmtoolError as exc:
         model["error"] = f"{exc.code}: {exc.message} ({exc.hint})"
         runtime["device_in_use"] = None
     out["model"] = model
-    out["index"] = _index_health(engine, model.get("fingerprint"))
+    fp = model.get("fingerprint")
+    out["index"] = _index_health(engine, fp if isinstance(fp, str) else None)
     return out
 
 
-def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, Any]:
+def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValue]:
     if not engine.has_index():
         return {"status": "INDEX_NOT_FOUND", "hint": "run `gmtool scan DIR`"}
     try:
@@ -57,7 +59,8 @@ def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, Any]:
     vs = VectorStore(engine.paths.index_dir)
     embedded = sum(1 for sid in lib.metas if fingerprint and vs.has(sid, fingerprint))
     report = engine.verify()
-    stale = [p.file for p in report.problems if p.code in ("STALE", "MISSING", "NOT_INDEXED")]
+    stale: list[JSONValue] = [p.file for p in report.problems if p.code in ("STALE", "MISSING", "NOT_INDEXED")]
+    problems: list[JSONValue] = [f"{p.code} {p.file}" for p in report.problems]
     return {
         "status": "healthy" if report.healthy else "problems",
         "sources": len(lib.metas),
@@ -65,6 +68,6 @@ def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, Any]:
         "embedded_sources": f"{embedded}/{len(lib.metas)}",
         "embedded_share": round(embedded / max(len(lib.metas), 1), 3),
         "stale_files": stale,
-        "problems": [f"{p.code} {p.file}" for p in report.problems],
+        "problems": problems,
         "size_bytes": store.dir_size(Path(engine.paths.index_dir)),
     }

@@ -5,16 +5,18 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import config, store
 from .errors import GmtoolError, UsageError
 from .library import Library
 from .search import Filters, check_types, suggest_ids
-from .types import Entry, ScanReport, SearchResult, SourceMeta
+from .types import Entry, JSONValue, ScanReport, SearchResult, SourceMeta, TocNode, WhereArg
 
 if TYPE_CHECKING:
-    from .indexer import Progress  # noqa: F401
+    from .indexer import Progress
+    from .rank.embed import Embedder
+    from .where import Condition
 
 
 @dataclass
@@ -22,7 +24,7 @@ class TocResult:
     source_id: str
     source_name: str
     file: str
-    entries: list[dict[str, Any]]
+    entries: list[TocNode]
     total: int
 
 
@@ -59,7 +61,7 @@ class VerifyReport:
     log_file: str | None = None
 
 
-def _parse_where(where: list[str] | dict[str, Any] | None) -> list[Any]:
+def _parse_where(where: WhereArg) -> list[Condition]:
     if not where:
         return []
     from .where import parse_where, parse_where_dict
@@ -71,7 +73,7 @@ class Engine:
     def __init__(self, library: str | Path | None = None) -> None:
         self.paths = config.resolve(library)
         self._lib: Library | None = None
-        self._embedders: dict[str, Any] = {}
+        self._embedders: dict[str, Embedder] = {}
 
     # --- read side -------------------------------------------------------------------------
 
@@ -111,7 +113,7 @@ class Engine:
         source_id: str,
         depth: int | None = None,
         types: list[str] | None = None,
-        where: list[str] | dict[str, Any] | None = None,
+        where: WhereArg = None,
     ) -> TocResult:
         sid = self._source(source_id)
         lib = self.library()
@@ -120,7 +122,7 @@ class Engine:
         conds = _parse_where(where)
         entries = rec.entries
 
-        def node(i: int, e: Entry) -> dict[str, Any]:
+        def node(i: int, e: Entry) -> TocNode:
             return {
                 "title": e.title,
                 "level": e.level,
@@ -133,7 +135,7 @@ class Engine:
                 "children": [],
             }
 
-        out: list[dict[str, Any]] = []
+        out: list[TocNode] = []
         if types is not None or conds:
             from .where import matches
 
@@ -145,7 +147,7 @@ class Engine:
                 out.append(node(i, e))
             total = len(out)
         else:
-            nodes: list[dict[str, Any]] = []
+            nodes: list[TocNode] = []
             depth_of: list[int] = []
             total = 0
             for i, e in enumerate(entries):
@@ -169,7 +171,7 @@ class Engine:
         types: list[str] | None = None,
         sources: list[str] | None = None,
         limit: int = 20,
-        where: list[str] | dict[str, Any] | None = None,
+        where: WhereArg = None,
     ) -> SearchResult:
         from .search import search
 
@@ -183,7 +185,7 @@ class Engine:
         sources: list[str] | None = None,
         limit: int = 10,
         min_score: float = 0.0,
-        where: list[str] | dict[str, Any] | None = None,
+        where: WhereArg = None,
         device: str = "auto",
         timeout: float = 10.0,
         ranker: str = "hybrid",
@@ -197,7 +199,7 @@ class Engine:
             timeout=timeout, ranker=ranker, explain=explain,
         )
 
-    def embedder(self, device: str = "auto") -> Any:
+    def embedder(self, device: str = "auto") -> Embedder:
         """Loaded once per device and kept warm (the MCP server relies on this)."""
         if device not in self._embedders:
             from .rank.embed import load_embedder
@@ -221,19 +223,49 @@ class Engine:
 
     # --- write side ------------------------------------------------------------------------
 
-    def scan(self, force: bool = False, **kw: Any) -> ScanReport:
+    def scan(
+        self,
+        force: bool = False,
+        *,
+        embed: bool = True,
+        workers: int | None = None,
+        device: str = "auto",
+        wait: bool = True,
+        progress: Progress | None = None,
+    ) -> ScanReport:
+        """`index` over the whole library."""
         from .indexer import run_index
 
-        report = run_index(self.paths, force=force, **kw)
+        report = run_index(
+            self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress
+        )
         self._lib = None
         return report
 
-    def index(self, files: list[Path] | None = None, force_clean: bool = False, **kw: Any) -> ScanReport:
+    def index(
+        self,
+        files: list[Path] | None = None,
+        force_clean: bool = False,
+        *,
+        include: list[str] | None = None,
+        exclude: list[str] | None = None,
+        types: list[str] | None = None,
+        force: bool = False,
+        max_files: int = 10_000,
+        workers: int | None = None,
+        embed: bool = True,
+        wait: bool = True,
+        device: str = "auto",
+        progress: Progress | None = None,
+    ) -> ScanReport:
         from .indexer import run_index
 
         if force_clean:
             self.clean()
-        report = run_index(self.paths, files=files, **kw)
+        report = run_index(
+            self.paths, files=files, include=include, exclude=exclude, types=types, force=force,
+            max_files=max_files, workers=workers, embed=embed, wait=wait, device=device, progress=progress,
+        )
         self._lib = None
         return report
 
@@ -259,7 +291,7 @@ class Engine:
 
         return verify(self.paths)
 
-    def doctor(self, device: str = "auto") -> dict[str, Any]:
+    def doctor(self, device: str = "auto") -> dict[str, dict[str, JSONValue]]:
         from .doctor import doctor
 
         return doctor(self, device)

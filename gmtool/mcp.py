@@ -28,7 +28,7 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs these on 
 from .engine import Engine, TocResult
 from .errors import GmtoolError
 from .present.jsonout import scan_dict, search_dict, source_dict
-from .types import CONTENT_TYPES
+from .types import CONTENT_TYPES, TocNode
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON)
 PAGE_CHARS = 15_000  # a TOC page's budget, leaving room for the envelope
@@ -319,12 +319,12 @@ def search_text(data: dict[str, Any]) -> str:
 def flat_toc(res: TocResult) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
-    def walk(nodes: list[dict[str, Any]], depth: int) -> None:
+    def walk(nodes: list[TocNode], depth: int) -> None:
         for n in nodes:
-            row = {k: v for k, v in n.items() if k != "children"}
+            row: dict[str, Any] = {k: v for k, v in n.items() if k != "children"}
             row["depth"] = depth
             out.append(row)
-            walk(n.get("children") or [], depth + 1)
+            walk(n["children"], depth + 1)
 
     walk(res.entries, 1)
     return out

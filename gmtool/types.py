@@ -7,7 +7,11 @@ the CLI, the JSON output and the MCP server all see one shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Union
+
+# JSON-shaped values: what the presenters and the MCP layer receive from the engine.
+JSONValue = Union[str, int, float, bool, None, list["JSONValue"], dict[str, "JSONValue"]]
+WhereArg = Union[list[str], dict[str, JSONValue], None]  # --where expressions, or the MCP object form
 
 CONTENT_TYPES: tuple[str, ...] = (
     "class",
@@ -45,6 +49,20 @@ class Entry:
     origin: str = "heading"  # outline | heading | markdown | text
     line: int | None = None  # 1-based source line (Markdown / text)
     fields: dict[str, Any] | None = None  # typed fields parsed from the body (spell level, CR, ...)
+
+
+class TocNode(TypedDict):
+    """One node of `gmtool toc --json`; `index` is the entry's position in its source."""
+
+    title: str
+    level: int
+    page: int
+    page_label: str | None
+    end_page: int
+    content_type: str | None
+    fields: dict[str, Any] | None
+    index: int
+    children: list[TocNode]
 
 
 @dataclass(slots=True)

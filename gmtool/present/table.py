@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..types import Hit, ScanReport, SearchResult, SourceMeta
+from ..types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
     from ..engine import ReadResult, TocResult, VerifyReport
@@ -118,7 +118,7 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
 def render_toc(console: Console, toc: TocResult) -> None:
     tree = Tree(f"[bold]{escape(toc.source_name)}[/] [dim]({toc.source_id}, {toc.file})[/]")
 
-    def add(parent: Tree, nodes: list[dict[str, Any]]) -> None:
+    def add(parent: Tree, nodes: list[TocNode]) -> None:
         for n in nodes:
             label = f"{escape(n['title'])} [dim]p.{n['page']}"
             if n.get("page_label") and n["page_label"] != str(n["page"]):
