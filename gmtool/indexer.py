@@ -346,7 +346,9 @@ def run_index(
         # 4. library-level artefacts, then the manifest once more
         from .library import build_keyword_index
 
+        _check_keyword(paths.index_dir, manifest)
         build_keyword_index(paths.index_dir, manifest)
+        dirty = _record_keyword(paths.index_dir, manifest) or dirty
         if embed:
             from .semantic import embed_library
 
@@ -368,10 +370,25 @@ def run_index(
     return report
 
 
+def _stats(*paths: Path) -> list[int]:
+    """(size, mtime_ns) of each file, flattened; a missing file gives -1, -1."""
+    out: list[int] = []
+    for path in paths:
+        try:
+            st = path.stat()
+            out += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out += [-1, -1]
+    return out
+
+
+def _source_stats(index_dir: Path, sid: str) -> list[int]:
+    return _stats(store.source_file(index_dir, sid), store.pages_file(index_dir, sid))
+
+
 def _record_stat(index_dir: Path, manifest: store.Manifest, sid: str) -> None:
-    """Remember the index file's size and mtime so a no-change rescan trusts it with one stat."""
-    st = store.source_file(index_dir, sid).stat()
-    manifest.extra.setdefault("index_stat", {})[sid] = [st.st_size, st.st_mtime_ns]
+    """Remember the index files' sizes and mtimes so a no-change rescan trusts them with a stat."""
+    manifest.extra.setdefault("index_stat", {})[sid] = _source_stats(index_dir, sid)
 
 
 def _index_stat(manifest: store.Manifest, meta: SourceMeta | None) -> list[int] | None:
@@ -379,19 +396,46 @@ def _index_stat(manifest: store.Manifest, meta: SourceMeta | None) -> list[int] 
 
 
 def _index_intact(index_dir: Path, manifest: store.Manifest, meta: SourceMeta) -> bool:
-    """Cheap when nothing was touched; otherwise the file is loaded to prove it is sound."""
-    path = store.source_file(index_dir, meta.source_id)
-    try:
-        st = path.stat()
-    except OSError:
+    """Cheap when nothing was touched; otherwise the files are loaded to prove they are sound."""
+    stats = _source_stats(index_dir, meta.source_id)
+    if -1 in stats:
         return False
-    if manifest.extra.get("index_stat", {}).get(meta.source_id) == [st.st_size, st.st_mtime_ns]:
+    if _index_stat(manifest, meta) == stats:
         return True
     try:
         store.load_source(index_dir, meta.source_id, meta.sha256, fallback=False)
     except GmtoolError:
         return False
+    if not store.pages_sound(index_dir, meta.source_id, meta.sha256):
+        return False
     _record_stat(index_dir, manifest, meta.source_id)
+    return True
+
+
+def _keyword_files(index_dir: Path, digest: str) -> list[Path]:
+    return [index_dir / "keyword" / f"{digest}{ext}" for ext in (".bm25", ".fuzzy")]
+
+
+def _check_keyword(index_dir: Path, manifest: store.Manifest) -> None:
+    """A keyword file changed since it was written (damaged, truncated) is deleted, so
+    `build_keyword_index` writes it again; one stat per file when all is well."""
+    digest = manifest.extra.get("keyword")
+    recorded = manifest.extra.get("keyword_stat")
+    if not digest or recorded is None:
+        return
+    files = _keyword_files(index_dir, digest)
+    if _stats(*files) != recorded:
+        for f in files:
+            with contextlib.suppress(OSError):
+                f.unlink()
+
+
+def _record_keyword(index_dir: Path, manifest: store.Manifest) -> bool:
+    digest = manifest.extra.get("keyword")
+    stats = _stats(*_keyword_files(index_dir, digest)) if digest else None
+    if manifest.extra.get("keyword_stat") == stats:
+        return False
+    manifest.extra["keyword_stat"] = stats
     return True
 
 

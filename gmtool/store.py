@@ -93,6 +93,11 @@ def _load_pages_at(path: Path, sha256: str) -> list[str] | None:
     return [str(t) for t in texts] if isinstance(texts, list) else None
 
 
+def pages_sound(index_dir: Path, source_id: str, sha256: str) -> bool:
+    """The page-text file exists, parses and belongs to this version of the file."""
+    return _load_pages_at(pages_file(index_dir, source_id), sha256) is not None
+
+
 def load_pages(index_dir: Path, source_id: str, sha256: str) -> list[str]:
     """Page texts of one source; empty when missing or written for another file version."""
     path = pages_file(index_dir, source_id)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import store
@@ -37,7 +38,6 @@ def verify(paths: Paths) -> VerifyReport:
 
 def _problems(paths: Paths) -> list[Problem]:
     from .engine import Problem
-    from .library import keyword_digest
 
     problems: list[Problem] = []
     idx = paths.index_dir
@@ -69,6 +69,10 @@ def _problems(paths: Paths) -> list[Problem]:
         except GmtoolError as exc:
             code = "CORRUPT" if exc.code in ("INDEX_CORRUPT", "INDEX_VERSION") else exc.code
             problems.append(Problem(code, str(store.source_file(idx, sid)), exc.message, _FIX))
+        else:
+            if not store.pages_sound(idx, sid, meta.sha256):
+                problems.append(Problem("CORRUPT", str(store.pages_file(idx, sid)),
+                                        f"the page texts of '{sid}' are missing, damaged or stale", _FIX))
     for rel in sorted(set(files) - indexed):
         known = failed.get(rel)
         if known:  # the last run tried it and reported why it failed: nothing the index can do
@@ -80,12 +84,28 @@ def _problems(paths: Paths) -> list[Problem]:
                 pass
         problems.append(Problem("NOT_INDEXED", rel, "the file is in the library but not indexed", _FIX))
     problems.extend(_orphans(paths, set(manifest.sources)))
-    digest = keyword_digest(manifest)
-    if manifest.sources and (
-        manifest.extra.get("keyword") != digest or not (idx / "keyword" / f"{digest}.bm25").exists()
-    ):
-        problems.append(Problem("KEYWORD_STALE", str(idx / "keyword"), "the keyword index is missing or stale", _FIX))
+    if manifest.sources:
+        problems.extend(_keyword_problems(idx, manifest))
     return problems
+
+
+def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
+    from .engine import Problem
+    from .library import keyword_digest
+
+    digest = keyword_digest(manifest)
+    bm25, fuzzy = idx / "keyword" / f"{digest}.bm25", idx / "keyword" / f"{digest}.fuzzy"
+    if manifest.extra.get("keyword") != digest or not bm25.exists() or not fuzzy.exists():
+        return [Problem("KEYWORD_STALE", str(idx / "keyword"), "the keyword index is missing or stale", _FIX)]
+    from .rank.bm25 import BM25Index
+    from .rank.fuzzy import TitleMatcher
+
+    for path, cls in ((bm25, BM25Index), (fuzzy, TitleMatcher)):
+        try:
+            cls.load(path)
+        except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes the loader raise
+            return [Problem("CORRUPT", str(path), f"the keyword index is damaged ({exc})"[:300], _FIX)]
+    return []
 
 
 def _orphans(paths: Paths, known: set[str]) -> list[Problem]:

@@ -60,6 +60,7 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
     if not r.results:
         console.print(f"[yellow]No results for[/] {escape(r.query)!r}.")
         return
+    scored = explain or any(h.similarity_score is not None or h.matched_terms is not None for h in r.results)
     books: dict[str, list[Hit]] = {}
     for h in r.results:
         books.setdefault(h.source_id, []).append(h)
@@ -70,6 +71,8 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         t.add_column("Title", style="bold cyan", overflow="fold", min_width=14, ratio=2)
         t.add_column("Type", style="magenta", no_wrap=True, min_width=7)
         t.add_column("Page", justify="right", no_wrap=True, min_width=4)
+        if scored:
+            t.add_column("Score", justify="right", no_wrap=True, style="green")
         t.add_column("Section", style="dim", overflow="ellipsis", min_width=10, ratio=2)
         t.add_column("Snippet", overflow="ellipsis", no_wrap=True, min_width=10, ratio=3)
         for h in hits:
@@ -83,9 +86,10 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
             extra = _fields(h.fields, h.content_type)
             if extra:
                 kind += f"\n[dim]{escape(extra)}[/]"
-            score = f" [dim]{h.score:.2f}[/]" if r.mode == "hybrid" else ""
-            t.add_row(str(h.rank), title, kind, _page(h) + score, escape(" › ".join(h.section_path[-2:])),
-                      escape(h.snippet))
+            row = [str(h.rank), title, kind, _page(h)]
+            if scored:
+                row.append(f"{h.score:.2f}")
+            t.add_row(*row, escape(h.section_path[-1] if h.section_path else ""), escape(h.snippet))
         console.print(t)
         console.print()
 

@@ -1,0 +1,308 @@
+"""Fault injection: killed runs, damaged index files, hostile inputs, files vanishing mid-run
+and concurrent writers. Every test ends with a healthy `verify` and checks that no other
+source was lost; `verify` must see each fault before `gmtool index` repairs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pdfgen
+import pytest
+
+from gmtool import store
+from gmtool.engine import Engine
+
+REPO = Path(__file__).resolve().parents[1]
+TAGS_PDF = ["amber", "basalt", "cinder", "dusk"]
+TAGS_MD = ["ember", "frost"]
+
+
+def _sections(tag: str, chapters: int) -> list:
+    out = []
+    for i in range(chapters):
+        out.append((f"{tag.title()} Chapter {i}", 0, [f"Chapter {i} of the {tag} book opens here."]))
+        for j in range(4):
+            out.append((f"{tag.title()} Rule {i}.{j}", 1, [f"The {tag} rule {i}.{j} says roll {j + 1}d6. " * 6]))
+    return out
+
+
+def _make_lib(lib: Path, chapters: int = 3) -> Path:
+    lib.mkdir(parents=True, exist_ok=True)
+    for k, tag in enumerate(TAGS_PDF):
+        make = pdfgen.make_outline_pdf if k % 2 == 0 else pdfgen.make_plain_pdf
+        make(lib / f"{tag}.pdf", _sections(tag, chapters), title=f"{tag.title()} Book")
+    for tag in TAGS_MD:
+        (lib / f"{tag}.md").write_text(
+            "\n".join(f"# {tag.title()} Part {i}\n\nThe {tag} text of part {i}.\n" for i in range(40)), encoding="utf-8"
+        )
+    return lib
+
+
+ALL_IDS = set(TAGS_PDF) | set(TAGS_MD)
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Path:
+    lib = _make_lib(tmp_path / "lib")
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert rep.indexed == 6 and not rep.failed
+    return lib
+
+
+def _all_searchable(lib: Path, ids: set[str] = ALL_IDS) -> None:
+    """Every source answers a query for its own words, from a fresh reader."""
+    eng = Engine(lib)
+    assert {m.source_id for m in eng.sources()} >= ids
+    for sid in ids:
+        res = eng.search(sid, limit=50)
+        assert not [w for w in res.warnings if w.startswith("INDEX_")], res.warnings
+        assert sid in {h.source_id for h in res.results}, (sid, [h.source_id for h in res.results])
+
+
+def _codes(lib: Path) -> set[str]:
+    return {p.code for p in Engine(lib).verify().problems}
+
+
+def _repair(lib: Path, **kw) -> None:  # type: ignore[no-untyped-def]
+    Engine(lib).index(embed=False, workers=1, **kw)
+    v = Engine(lib).verify()
+    assert v.healthy, v.problems
+    left = [p for p in (lib / ".gmtool").rglob("*") if store.is_temp_name(p.name) or ".prev." in p.name]
+    assert left == []
+
+
+def _cli(lib: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "gmtool", *args, "--library", str(lib), "--no-embed", "--json", "--workers", "1"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+# --- 1. SIGKILL at random moments ----------------------------------------------------------
+
+
+def test_sigkill_at_random_points_never_loses_the_index(tmp_path: Path) -> None:
+    lib = _make_lib(tmp_path / "lib", chapters=25)
+    t0 = time.monotonic()
+    first = subprocess.run(_cli(lib, "index"), capture_output=True, env=_env(), timeout=120)
+    assert first.returncode == 0, first.stderr
+    t0 = time.monotonic()
+    subprocess.run(_cli(lib, "index", "--force"), capture_output=True, env=_env(), timeout=120, check=True)
+    full = time.monotonic() - t0  # a whole forced run, start-up included
+    killed_mid_run = 0
+    for seed in range(10):
+        rng = random.Random(seed)
+        if seed % 3 == 1:  # a changed file: the killed run replaces its index ahead of the manifest
+            md = lib / "ember.md"
+            md.write_text(md.read_text() + f"\n# Ember Addendum {seed}\n\nNew ember text.\n", encoding="utf-8")
+        cmd = _cli(lib, "scan" if seed % 2 else "index", "--force")
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+        time.sleep(rng.uniform(0.05, 1.1) * full)
+        if proc.poll() is None:
+            killed_mid_run += 1
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        _all_searchable(lib)  # the previous index (or the new one) is whole
+        _repair(lib)
+        _all_searchable(lib)
+    assert killed_mid_run >= 6, f"only {killed_mid_run} of 10 runs were killed while running (a run takes {full:.2f}s)"
+
+
+def test_kill_between_source_and_manifest_keeps_the_old_version(lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact moment the random kills rarely hit: a changed file's new index is on disk,
+    the manifest still names the old one."""
+    md = lib / "ember.md"
+    md.write_text(md.read_text() + "\n# Ember Zeppelin\n\nAirships of ember.\n", encoding="utf-8")
+
+    def killed(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise KeyboardInterrupt  # stands in for SIGKILL: nothing after this line runs
+
+    monkeypatch.setattr(store, "save_manifest", killed)
+    with pytest.raises(KeyboardInterrupt):
+        Engine(lib).index(embed=False, workers=1)
+    monkeypatch.undo()
+    _all_searchable(lib)
+    assert not Engine(lib).search("zeppelin").results  # the reader still sees the old version
+    codes = _codes(lib)
+    assert "INDEX_STALE" in codes and "ORPHANED" in codes
+    _repair(lib)
+    assert Engine(lib).search("zeppelin").results[0].source_id == "ember"
+    _all_searchable(lib)
+
+
+# --- 2. damaged index files ------------------------------------------------------------------
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(
+    ("target", "damage", "code"),
+    [
+        ("source", "truncate", "CORRUPT"),
+        ("source", "garbage", "CORRUPT"),
+        ("pages", "truncate", "CORRUPT"),
+        ("manifest", "truncate", "INDEX_CORRUPT"),
+        ("manifest", "garbage", "INDEX_CORRUPT"),
+        ("keyword", "truncate", "CORRUPT"),
+        ("keyword", "garbage", "CORRUPT"),
+    ],
+)
+def test_damaged_index_file_is_detected_then_repaired(lib: Path, target: str, damage: str, code: str) -> None:
+    idx = lib / ".gmtool"
+    path = {
+        "source": store.source_file(idx, "basalt"),
+        "pages": store.pages_file(idx, "basalt"),
+        "manifest": store.manifest_path(idx),
+        "keyword": next((idx / "keyword").glob("*.bm25")),
+    }[target]
+    if damage == "truncate":
+        _truncate(path)
+    else:
+        path.write_bytes(random.Random(7).randbytes(2048))
+    assert code in _codes(lib)
+    _repair(lib)
+    _all_searchable(lib)
+
+
+def test_stray_files_of_a_killed_run_are_swept(lib: Path) -> None:
+    idx = lib / ".gmtool"
+    dead_pid = 2**22 + 12345  # above the default pid_max: never a live process
+    (idx / "index" / f".amber.index.json.{dead_pid}.tmp").write_bytes(b"half")
+    (idx / f".manifest.json.{dead_pid}.tmp").write_bytes(b"half")
+    (idx / "keyword" / ".abc.bm25.x1y2z3.tmp").write_bytes(b"half")
+    (idx / "index" / "ghost.index.json").write_bytes(b"{}")
+    (idx / "lock").write_text(str(dead_pid))  # the killed writer's pid, left behind
+    problems = Engine(lib).verify().problems
+    assert [p.code for p in problems] == ["ORPHANED"] * 4
+    _repair(lib)
+    _all_searchable(lib)
+
+
+# --- 3. a deleted index directory --------------------------------------------------------------
+
+
+def test_deleted_index_directory(lib: Path) -> None:
+    import shutil
+
+    shutil.rmtree(lib / ".gmtool")
+    assert _codes(lib) == {"INDEX_NOT_FOUND"}
+    _repair(lib)
+    _all_searchable(lib)
+
+
+# --- 4-7. hostile input files ------------------------------------------------------------------
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_pdf(lib: Path) -> None:
+    bad = pdfgen.make_plain_pdf(lib / "locked-away.pdf")
+    bad.chmod(0)
+    try:
+        assert "NOT_INDEXED" in _codes(lib)
+        rep = Engine(lib).index(embed=False, workers=1)
+        assert [(f.file, f.code) for f in rep.failed] == [("locked-away.pdf", "UNREADABLE")]
+        assert Engine(lib).verify().healthy
+        _all_searchable(lib)
+    finally:
+        bad.chmod(0o644)
+
+
+@pytest.mark.parametrize(("kind", "codes"), [("zero", {"PDF_CORRUPT", "EXTRACT_FAILED"}),
+                                             ("not_pdf", {"PDF_CORRUPT", "EXTRACT_FAILED"}),
+                                             ("garbage", {"PDF_CORRUPT", "EXTRACT_FAILED"})])
+def test_bad_pdf_is_reported_once_and_the_index_stays_healthy(lib: Path, kind: str, codes: set[str]) -> None:
+    pdfgen.make_corrupt_pdf(lib / "bad.pdf", kind)
+    assert [(p.code, p.file) for p in Engine(lib).verify().problems] == [("NOT_INDEXED", "bad.pdf")]
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert [f.file for f in rep.failed] == ["bad.pdf"] and rep.failed[0].code in codes
+    assert rep.failed[0].hint
+    v = Engine(lib).verify()
+    assert v.healthy, v.problems  # a known, reported failure is not an index problem
+    _all_searchable(lib)
+    (lib / "bad.pdf").write_bytes(b"")  # changed again: verify notices it is not indexed
+    assert "NOT_INDEXED" in _codes(lib)
+    (lib / "bad.pdf").unlink()
+    _repair(lib)
+
+
+def test_broken_xref_pdf_is_repaired_by_the_reader(lib: Path) -> None:
+    pdfgen.make_corrupt_pdf(lib / "xref.pdf", "broken_xref")
+    assert "NOT_INDEXED" in _codes(lib)
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert rep.failed == [] and rep.indexed_files == ["xref.pdf"]
+    assert "xref" in {h.source_id for h in Engine(lib).search("lighthouse").results}
+    _repair(lib)
+    _all_searchable(lib)
+
+
+def test_indexed_file_damaged_later_keeps_its_old_index_and_verify_says_why(lib: Path) -> None:
+    pdfgen.make_corrupt_pdf(lib / "dusk.pdf", "zero")
+    assert "STALE" in _codes(lib)
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert [f.file for f in rep.failed] == ["dusk.pdf"]
+    _all_searchable(lib)  # nothing indexed before is lost
+    (stale,) = Engine(lib).verify().problems
+    assert stale.code == "STALE" and "failed to index" in stale.hint
+    pdfgen.make_plain_pdf(lib / "dusk.pdf", _sections("dusk", 2))
+    _repair(lib)
+    _all_searchable(lib)
+
+
+# --- 8. a file removed during a run ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("indexed_before", [False, True])
+def test_file_removed_during_a_run(lib: Path, indexed_before: bool) -> None:
+    victim = lib / "cinder.pdf"
+    if not indexed_before:  # a new file, so it is still waiting for extraction
+        victim = pdfgen.make_plain_pdf(lib / "late.pdf", _sections("late", 2))
+    calls = []
+
+    def progress(done: int, total: int, msg: str) -> None:
+        if not calls:
+            assert victim.exists()
+            victim.unlink()
+        calls.append(msg)
+
+    rep = Engine(lib).index(embed=False, workers=1, force=indexed_before, progress=progress)
+    assert calls
+    assert rep.failed == [] and any(w.startswith("VANISHED") and victim.name in w for w in rep.warnings)
+    survivors = ALL_IDS - ({"cinder"} if indexed_before else set())
+    _all_searchable(lib, survivors)
+    assert victim.stem not in {m.source_id for m in Engine(lib).sources()}
+    _repair(lib)
+    _all_searchable(lib, survivors)
+
+
+# --- 9. two writers at once -------------------------------------------------------------------
+
+
+def test_two_writers_queue_on_the_lock(lib: Path) -> None:
+    idx = lib / ".gmtool"
+    with store.writer_lock(idx):
+        procs = [subprocess.Popen(_cli(lib, "index", "--force"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=_env()) for _ in range(2)]
+        time.sleep(1.5)
+        assert [p.poll() for p in procs] == [None, None]  # both waiting, neither wrote
+        _all_searchable(lib)  # readers never wait
+        no_wait = subprocess.run(_cli(lib, "index", "--no-wait"), capture_output=True, text=True, env=_env(),
+                                 timeout=60)
+        assert no_wait.returncode == 1 and "INDEX_LOCKED" in no_wait.stderr and no_wait.stdout == ""
+        assert "verify" not in no_wait.stderr
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+    assert [json.loads(o[0])["files_indexed"] for o in outs] == [6, 6]
+    v = Engine(lib).verify()
+    assert v.healthy, v.problems
+    _all_searchable(lib)
