@@ -215,17 +215,25 @@ def _plural_equal(a: str, b: str) -> bool:
     return a.rstrip("s") == b.rstrip("s")
 
 
-def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchResult:
-    from .rank.bm25 import top_k
-    from .text import content_tokens
-
+def prepare(lib: Library, query: str, flt: Filters) -> tuple[str, list[str], np.ndarray | None, bool]:
+    """Shared by search and ask: the checked query, warnings, the filter mask, and whether the
+    filters leave nothing to search (an empty `--source`/type list, or an empty library)."""
     warnings = list(lib.warnings)
     q = check_query(query, warnings)
     flt.types = check_types(flt.types)
     flt.sources = resolve_sources(lib, flt.sources, warnings)
     if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
+        return q, warnings, None, True
+    return q, warnings, build_mask(lib, flt), False
+
+
+def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchResult:
+    from .rank.bm25 import top_k
+    from .text import content_tokens
+
+    q, warnings, mask, empty = prepare(lib, query, flt)
+    if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
-    mask = build_mask(lib, flt)
     scores = keyword_scores(lib, q)
     order = [int(i) for i in top_k(scores, max(1, limit), mask)]
     hits = make_hits(lib, order, [float(scores[i]) for i in order], set(content_tokens(q)))

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .search import Filters, build_mask, check_query, check_types, make_hits, resolve_sources
+from .search import Filters, make_hits, prepare
 from .types import Entry, SearchResult
 
 if TYPE_CHECKING:
@@ -367,13 +367,9 @@ def ask(
         raise UsageError("INVALID_RANKER", f"unknown ranker '{ranker}'", "use --ranker hybrid or --ranker bm25")
     if device not in ("auto", "cpu", "cuda"):
         raise UsageError("INVALID_DEVICE", f"unknown device '{device}'", "use --device auto, cpu or cuda")
-    warnings = list(lib.warnings)
-    q = check_query(query, warnings)
-    flt.types = check_types(flt.types)
-    flt.sources = resolve_sources(lib, flt.sources, warnings)
-    if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
+    q, warnings, mask, empty = prepare(lib, query, flt)
+    if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
-    mask = build_mask(lib, flt)
     own = set(content_tokens(q) or tokenize(q))
     expansion = expand(q)
     first = keyword_scores(lib, q, expansion)
