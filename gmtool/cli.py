@@ -310,7 +310,9 @@ def _source_paths(eng: Any) -> dict[str, str]:
 @app.command()
 @_handle
 def search(
-    query: list[str] = typer.Argument(..., help="Words to look for (a name, a term)."),
+    query: Optional[list[str]] = typer.Argument(
+        None, help="Words to look for (a name, a term). May be left out when --type or --where is given."
+    ),
     type_: Optional[list[str]] = TypeOpt,
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
@@ -318,9 +320,12 @@ def search(
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Fast keyword lookup of named things (spells, monsters, items, rules), typo-tolerant."""
+    """Fast keyword lookup of named things (spells, monsters, items, rules), typo-tolerant.
+
+    Without words, --type/--where list every matching entry in book order.
+    """
     eng = _engine(library)
-    res = eng.search(" ".join(query), types=type_, sources=source, limit=limit, where=where)
+    res = eng.search(" ".join(query or []), types=type_, sources=source, limit=limit, where=where)
     if as_json:
         _print_json(res)
         return

