@@ -108,6 +108,7 @@ class Library:
             self.doc_entry.extend(range(len(rec.entries)))
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
         self._source_idx: np.ndarray | None = None
+        self.cache: dict[str, object] = {}  # derived arrays that rankers build once per snapshot
 
     def is_current(self) -> bool:
         return store.manifest_stamp(self.index_dir) == self.stamp

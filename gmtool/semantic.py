@@ -307,13 +307,14 @@ class _Dense:
         self.gids = np.asarray(gids, dtype=np.int64)
 
 
-def _dense_cache(engine: Engine, lib: Library, fingerprint: str) -> _Dense:
-    key = (id(lib), fingerprint)
-    cache: dict[Any, _Dense] = engine.__dict__.setdefault("_dense_cache", {})
-    if key not in cache:
-        cache.clear()
-        cache[key] = _Dense(lib, fingerprint)
-    return cache[key]
+def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
+    """One dense matrix per snapshot and model: the server keeps it warm between calls."""
+    key = f"dense:{fingerprint}"
+    dense = lib.cache.get(key)
+    if not isinstance(dense, _Dense):
+        dense = _Dense(lib, fingerprint)
+        lib.cache[key] = dense
+    return dense
 
 
 def _embed_query(engine: Engine, query: str, device: str, timeout: float) -> tuple[Any, Any, str | None]:
@@ -392,7 +393,7 @@ def ask(
             for w in emb.warnings:
                 if w not in warnings:
                     warnings.append(w)
-            dense = _dense_cache(engine, lib, emb.fingerprint)
+            dense = _dense_cache(lib, emb.fingerprint)
             if dense.matrix.shape[0] == 0:
                 warnings.append(
                     "NO_EMBEDDINGS: this library has no sentence embeddings yet; run `gmtool scan` "
@@ -454,26 +455,26 @@ def ask(
 def _typed(lib: Library) -> np.ndarray:
     import numpy as np
 
-    cached = lib.__dict__.get("_typed")
+    cached = lib.cache.get("typed")
     if cached is None:
         cached = np.fromiter((e.content_type is not None for e in lib.entries), dtype=np.float32, count=lib.n_docs)
-        lib.__dict__["_typed"] = cached
-    return cached
+        lib.cache["typed"] = cached
+    return cached  # type: ignore[return-value]
 
 
 def _global_targets(lib: Library) -> np.ndarray:
     import numpy as np
 
-    cached = lib.__dict__.get("_targets")
+    cached = lib.cache.get("targets")
     if cached is None:
         out = np.empty(lib.n_docs, dtype=np.int64)
         for sid in sorted(lib.metas):
             off = lib.offsets[sid]
             t = fold_targets(lib.records[sid].entries)
             out[off : off + len(t)] = np.asarray(t, dtype=np.int64) + off
-        lib.__dict__["_targets"] = out
+        lib.cache["targets"] = out
         cached = out
-    return cached
+    return cached  # type: ignore[return-value]
 
 
 def _fold_max(scores: np.ndarray, targets: np.ndarray, n: int) -> np.ndarray:
