@@ -82,7 +82,7 @@ def _extract_job(path_str: str, workers: int) -> tuple[str, Document | Failure]:
         return path_str, Failure(path.name, exc.code, exc.message, exc.hint)
     except MemoryError:
         return path_str, Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
-    except Exception as exc:  # a third-party parser failing on a hostile file
+    except Exception as exc:  # noqa: BLE001 - a third-party parser failing on a hostile file
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         if os.environ.get("GMTOOL_DEBUG"):
             traceback.print_exc()
@@ -217,8 +217,8 @@ def run_index(
         if bad:
             report.warnings.append(f"{bad}: the index manifest could not be read; rebuilding it")
             log(f"manifest unreadable ({bad}); rebuilding")
-        for left in store.sweep(paths.index_dir, manifest):
-            log(f"swept {left.relative_to(paths.index_dir)} (left by an interrupted run)")
+        for stray in store.sweep(paths.index_dir, manifest):
+            log(f"swept {stray.relative_to(paths.index_dir)} (left by an interrupted run)")
         by_file = {m.file: m for m in manifest.sources.values()}
         failed_before: dict[str, list] = manifest.extra.setdefault("failed", {})
         dirty = bool(bad)
@@ -277,7 +277,7 @@ def run_index(
 
         # 2. decide what changed: size+mtime first, then the content hash
         todo: list[Path] = []
-        stats: dict[str, tuple[int, float, str | None]] = {}
+        stats: dict[str, tuple[int, float, str]] = {}
         for p in chosen:
             r = rel(p)
             st = None
@@ -330,7 +330,7 @@ def run_index(
                 continue
             old = by_file.get(r)
             sid = old.source_id if old else new_ids[path_str]
-            meta = _meta(sid, p, r, result, size, mtime, sha or "")
+            meta = _meta(sid, p, r, result, size, mtime, sha)
             store.save_source(paths.index_dir, meta, result)
             manifest.sources[sid] = meta
             _record_stat(paths.index_dir, manifest, sid)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from .engine import Engine
     from .library import Library
+    from .rank.vectors import VectorStore
     from .store import Manifest
 
 CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
@@ -180,7 +181,8 @@ def _embed_stamp(manifest: Manifest, device: str) -> str | None:
         return None
     st = path.stat()
     tok = os.environ.get("GMTOOL_TOKENIZER", "")
-    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{device}|{CHUNK_CHARS}"
+    rewrite = os.environ.get("GMTOOL_NO_REWRITE", "")
+    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}"
 
 
 def _unit_index_path(index_dir: Path, sid: str) -> Path:
@@ -294,6 +296,8 @@ class _Dense:
         self.missing: list[str] = []
         for sid in sorted(lib.metas):
             vec = vs.load(sid, fingerprint)
+            if vec is None:
+                vec = self._compatible(vs, sid, fingerprint)
             idx = _load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
             if idx is None:
                 idx = units(lib.records[sid].entries)[0]
@@ -305,6 +309,16 @@ class _Dense:
             gids.extend(off + i for i in idx)
         self.matrix = np.vstack(mats) if mats else np.zeros((0, 384), dtype=np.float32)
         self.gids = np.asarray(gids, dtype=np.int64)
+
+    @staticmethod
+    def _compatible(vs: VectorStore, sid: str, fingerprint: str) -> np.ndarray | None:
+        """Vectors from the same weights run another way (the CPU-optimised graph vs the plain one on
+        CUDA agree to about 0.99 cosine) still serve, rather than dropping to keyword mode."""
+        meta = vs.read_keys(sid)
+        stored = str(meta.get("fingerprint")) if meta else ""
+        if stored and stored.split("-", 1)[0].split("+")[0] == fingerprint.split("-", 1)[0].split("+")[0]:
+            return vs.load(sid, stored)
+        return None
 
 
 def _dense_cache(lib: Library, fingerprint: str) -> _Dense:

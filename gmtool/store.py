@@ -339,7 +339,7 @@ def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> I
     import fcntl
 
     index_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(index_dir / LOCKFILE, "a+")
+    fh = open(index_dir / LOCKFILE, "a+")  # noqa: SIM115 - held open for the whole block
     try:
         deadline = time.monotonic() + timeout
         while True:

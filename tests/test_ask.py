@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLE, SESSION_CACHE
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -20,8 +21,6 @@ from gmtool.engine import Engine
 from gmtool.rank.vectors import VectorStore
 from gmtool.semantic import expand
 from gmtool.text import tokenize
-
-from conftest import SAMPLE, SESSION_CACHE
 
 TANK = "a tanky spellcaster class"
 FALL = "what happens when I fall"
@@ -236,8 +235,6 @@ def test_changed_model_reembeds_everything(sample_lib: Path, tmp_path: Path, mon
     assert all(VectorStore(sample_lib / ".gmtool").has(sid, fp) for sid in ("bestiary", "grimoire", "lantern-coast"))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: embed_library's scan stamp ignores GMTOOL_NO_REWRITE, which changes "
-                   "Embedder.fingerprint; the rescan is skipped and ask then has no usable vectors")
 def test_no_rewrite_switch_reembeds(sample_lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = Engine(sample_lib).scan()
     monkeypatch.setenv("GMTOOL_NO_REWRITE", "1")  # the shipped graph instead of the optimised one

@@ -65,7 +65,7 @@ def _healthy(lib: Path) -> None:
 def test_report_has_every_key_and_a_log(lib: Path) -> None:
     code, rep = _index(lib)
     assert code == 0
-    assert REPORT_KEYS <= set(rep)
+    assert set(rep) >= REPORT_KEYS
     assert rep["files_indexed"] == 5 and rep["failed"] == [] and rep["sections"] >= 5
     assert rep["storage"]["index_dir"] == str(lib / ".gmtool") and rep["storage"]["size_bytes"] > 0
     log = Path(rep["log_file"])
@@ -126,7 +126,7 @@ def test_targeted_missing_outside_and_unsupported_files_fail_alone(lib: Path, tm
 def test_targeted_run_never_drops_other_sources(lib: Path) -> None:
     _index(lib)
     (lib / "core.md").unlink()
-    code, rep = _index(lib, str(lib / "book.pdf"))
+    _, rep = _index(lib, str(lib / "book.pdf"))
     assert rep["removed"] == 0 and "core" in _ids(lib)
     assert _index(lib)[1]["removed"] == 1  # a whole-library run drops it
     _healthy(lib)
@@ -147,7 +147,7 @@ def test_targeted_run_never_drops_other_sources(lib: Path) -> None:
 )
 def test_include_exclude_globs(lib: Path, include: list[str], exclude: list[str], expected: set[str]) -> None:
     args = [a for pat in include for a in ("--include", pat)] + [a for pat in exclude for a in ("--exclude", pat)]
-    code, rep = _index(lib, *args)
+    code, _ = _index(lib, *args)
     assert code == 0
     assert _ids(lib) == expected
 
@@ -155,7 +155,7 @@ def test_include_exclude_globs(lib: Path, include: list[str], exclude: list[str]
 def test_globbed_run_keeps_sources_outside_its_scope(lib: Path) -> None:
     _index(lib)
     _md(lib / "core.md", "Lamp Oil", "Changed.")
-    code, rep = _index(lib, "--include", "adventures/**")
+    _, rep = _index(lib, "--include", "adventures/**")
     assert rep["files_indexed"] == 0 and rep["removed"] == 0 and rep["unchanged"] == 3
     assert len(_ids(lib)) == 5
 
@@ -239,7 +239,7 @@ def test_verify_lists_every_problem_with_code_and_hint(lib: Path) -> None:
 def test_no_wait_fails_with_index_locked(lib: Path) -> None:
     _index(lib)
     with store.writer_lock(lib / ".gmtool"):
-        code, out, err = _run("index", "--library", str(lib), "--no-embed", "--no-wait")
+        code, _, err = _run("index", "--library", str(lib), "--no-embed", "--no-wait")
         assert code == 1 and "INDEX_LOCKED" in err
         # readers never lock
         assert Engine(lib).search("lamp oil").results[0].source_id == "core"
@@ -251,7 +251,7 @@ def test_no_change_rerun_rewrites_nothing(lib: Path) -> None:
     _index(lib)
     idx = lib / ".gmtool"
     before = {p: p.stat().st_mtime_ns for p in idx.rglob("*") if p.is_file() and "logs" not in p.parts and p.name != "lock"}
-    code, rep = _index(lib)
+    _, rep = _index(lib)
     assert rep["files_indexed"] == 0 and rep["unchanged"] == 5 and rep["storage"]["size_bytes"] > 0
     after = {p: p.stat().st_mtime_ns for p in idx.rglob("*") if p.is_file() and "logs" not in p.parts and p.name != "lock"}
     assert after == before
