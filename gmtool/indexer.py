@@ -13,7 +13,6 @@ import os
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,6 +102,8 @@ def _iter_extracted(todo: list[Path], workers: int):  # type: ignore[no-untyped-
     for p in big:  # one at a time, its pages spread over the workers
         yield _extract_job(str(p), workers)
     if workers > 1 and len(small) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(_extract_job, str(p), 1) for p in small]
             for fut in futures:

@@ -211,8 +211,12 @@ def keyword_scores(lib: Library, query: str, extra: dict[str, float] | None = No
     return score
 
 
+_JOINERS = re.compile(r"[\s\-]+")
+
+
 def _plural_equal(a: str, b: str) -> bool:
-    return a.rstrip("s") == b.rstrip("s")
+    """Equal up to spacing, hyphens and a plural s: "owl bear" names Owlbear, "half elf" Half-Elf."""
+    return _JOINERS.sub("", a).rstrip("s") == _JOINERS.sub("", b).rstrip("s")
 
 
 def prepare(

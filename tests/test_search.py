@@ -143,11 +143,7 @@ def test_diacritics_match_both_ways(tmp_path: Path, heading: str, query: str) ->
     ("query", "title"),
     [
         ("firball", "Fireball"),
-        pytest.param(
-            "owl bear", "Owlbear",
-            marks=pytest.mark.xfail(strict=True, reason="search.keyword_scores: 'owl bear' ranks Owl above Owlbear "
-                                    "(exact-title bonus compares 'owl bear' with 'owlbear' uncompacted)"),
-        ),
+        ("owl bear", "Owlbear"),
         ("magic misile", "Magic Missile"),
         ("opportunity attack", "Opportunity Attacks"),
     ],
@@ -165,8 +161,6 @@ def test_hyphen_variants_find_half_elf_in_srd51_pdf(corpus_lib: Path, query: str
 
 
 @needs_corpus
-@pytest.mark.xfail(strict=True, reason="search.keyword_scores: 'half elf' puts 'Half-Elf Traits' above the exact "
-                   "title 'Half-Elf' (exact-title bonus compares 'half elf' with 'half-elf')")
 def test_spaced_hyphen_query_ranks_exact_title_first(corpus_lib: Path) -> None:
     data = _search(corpus_lib, "half elf", "--source", SRD51)
     assert data["results"][0]["title"] == "Half-Elf"
