@@ -13,6 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
+# numpy's OpenBLAS starts one thread per core at import (~50 ms here); gmtool's matrix work is a
+# single small product per query, so one BLAS thread is faster overall. A user's setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import typer
 
 from . import __version__
