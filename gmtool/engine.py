@@ -261,7 +261,7 @@ class Engine:
         from .indexer import run_index
 
         if force_clean:
-            self.clean()
+            self.clean(wait=wait)
         report = run_index(
             self.paths, files=files, include=include, exclude=exclude, types=types, force=force,
             max_files=max_files, workers=workers, embed=embed, wait=wait, device=device, progress=progress,
@@ -269,13 +269,13 @@ class Engine:
         self._lib = None
         return report
 
-    def clean(self) -> None:
+    def clean(self, wait: bool = True) -> None:
         """Wipe the index directory (corruption recovery), keeping the lock file's directory."""
         import shutil
 
         d = self.paths.index_dir
         if d.exists():
-            with store.writer_lock(d):
+            with store.writer_lock(d, wait=wait):
                 for child in d.iterdir():
                     if child.name == store.LOCKFILE:
                         continue

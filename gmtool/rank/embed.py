@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.errors import GmtoolError
+from gmtool.errors import GmtoolError, UsageError
 
 if TYPE_CHECKING:
     import numpy
@@ -333,7 +333,7 @@ class Embedder:
     def __init__(self, device: str = "auto", model_path: Path | None = None,
                  tokenizer_path: Path | None = None, threads: int | None = None) -> None:
         if device not in ("auto", "cpu", "cuda"):
-            raise GmtoolError("BAD_DEVICE", f"unknown device {device!r}", "use auto, cpu or cuda")
+            raise UsageError("INVALID_DEVICE", f"unknown device {device!r}", "use --device auto, cpu or cuda")
         self.warnings: list[str] = []
         self.source_path = Path(model_path) if model_path else _require_model()
         if not self.source_path.is_file():
