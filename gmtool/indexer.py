@@ -12,10 +12,11 @@ import hashlib
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from . import __version__, store
 from .config import Paths, remember_library
@@ -23,9 +24,11 @@ from .discover import discover
 from .errors import GmtoolError, UsageError
 from .types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
 
+if TYPE_CHECKING:
+    from .extract.pdf import PdfHead
+
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
-_BIG_PDF_PAGES = 150  # split a PDF across workers by page ranges above this many pages
 
 
 def file_sha256(path: Path) -> str:
@@ -70,47 +73,80 @@ def _process(doc: Document) -> Document:
     return doc
 
 
-def _extract_job(path_str: str, workers: int) -> tuple[str, Document | Failure]:
-    """Runs in a worker process: never raises, so one bad file cannot stop the pool."""
-    from .extract import extract
-
-    path = Path(path_str)
+def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
+    """Never raises, so one bad file cannot stop the run (or a worker pool)."""
     try:
-        return path_str, _process(extract(path, workers=workers))
+        return _process(work())
     except GmtoolError as exc:
-        return path_str, Failure(path.name, exc.code, exc.message, exc.hint)
+        return Failure(path.name, exc.code, exc.message, exc.hint)
     except MemoryError:
-        return path_str, Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
+        return Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
     except Exception as exc:  # noqa: BLE001 - a third-party parser failing on a hostile file
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         if os.environ.get("GMTOOL_DEBUG"):
             traceback.print_exc()
-        return path_str, Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
+        return Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
 
 
-def _page_count_hint(path: Path) -> int:
-    """Cheap guess of a PDF's size, to decide between file-level and page-level parallelism."""
-    try:
-        return path.stat().st_size // 20_000
-    except OSError:
-        return 0
+def _extract_job(path_str: str, workers: int) -> tuple[str, Document | Failure]:
+    """A whole file, extracted and classified (in the parent or in a worker process)."""
+    from .extract import extract
+
+    path = Path(path_str)
+    return path_str, _guarded(path, lambda: extract(path, workers=workers))
 
 
-def _iter_extracted(todo: list[Path], workers: int):  # type: ignore[no-untyped-def]
-    big = [p for p in todo if p.suffix.lower() == ".pdf" and _page_count_hint(p) > _BIG_PDF_PAGES]
-    small = [p for p in todo if p not in big]
-    for p in big:  # one at a time, its pages spread over the workers
-        yield _extract_job(str(p), workers)
-    if workers > 1 and len(small) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(_extract_job, str(p), 1) for p in small]
-            for fut in futures:
-                yield fut.result()
-    else:
-        for p in small:
+def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Document | Failure]]:
+    """Results in `todo` order. With workers > 1 one process pool serves the whole run: a big PDF's
+    page ranges and whole small files are all queued at once, so workers never wait for the parent,
+    which merges and classifies one book while the workers read the next."""
+    if workers <= 1:
+        for p in todo:
             yield _extract_job(str(p), 1)
+        return
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from .extract.pdf import assemble, page_ranges, read_head
+    from .extract.pdf_layout import extract_page_range
+
+    plan: list[tuple[Path, PdfHead | None, list[Future[Any]], Failure | None]] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for p in todo:
+            if p.suffix.lower() == ".pdf":
+                head_or_fail = _guarded_head(p, read_head)
+                if isinstance(head_or_fail, Failure):
+                    plan.append((p, None, [], head_or_fail))
+                    continue
+                ranges = page_ranges(head_or_fail.pages, workers)
+                if len(ranges) > 1:
+                    futs = [pool.submit(extract_page_range, str(p), a, b) for a, b in ranges]
+                    plan.append((p, head_or_fail, futs, None))
+                    continue
+            plan.append((p, None, [pool.submit(_extract_job, str(p), 1)], None))
+        for p, head, futs, fail in plan:
+            if fail is not None:
+                yield str(p), fail
+            elif head is None:
+                yield cast("tuple[str, Document | Failure]", futs[0].result())
+            else:
+                pdf_head = head
+
+                def merge(futs: list[Future[Any]] = futs, p: Path = p, head: PdfHead = pdf_head) -> Document:
+                    pages = []
+                    for f in futs:
+                        pages.extend(f.result())
+                    return assemble(p, head, pages)
+
+                yield str(p), _guarded(p, merge)
+
+
+def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Failure:
+    try:
+        return read(path)
+    except GmtoolError as exc:
+        return Failure(path.name, exc.code, exc.message, exc.hint)
+    except Exception as exc:  # noqa: BLE001 - pdfium refusing a hostile file
+        return Failure(path.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200], "the file may be damaged")
 
 
 class _OpLog:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ExtractError
@@ -78,27 +79,65 @@ def _labels(doc, n: int) -> list[str] | None:
     return [lb or str(i + 1) for i, lb in enumerate(labels)]
 
 
-def _read_pages(path: Path, n: int, workers: int):
-    from .pdf_layout import extract_page_range
-
+def page_ranges(n: int, workers: int) -> list[tuple[int, int]]:
+    """How a PDF's pages are split across workers (two chunks per worker, for balance)."""
     if workers <= 1 or n < 2 * _CHUNK_MIN:
-        return extract_page_range(str(path), 0, n)
-    from concurrent.futures import ProcessPoolExecutor
-
+        return [(0, n)]
     workers = min(workers, max(1, n // _CHUNK_MIN))
     n_chunks = workers * 2
     bounds = [round(n * k / n_chunks) for k in range(n_chunks + 1)]
-    ranges = [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _read_pages(path: Path, n: int, workers: int):
+    from .pdf_layout import extract_page_range
+
+    ranges = page_ranges(n, workers)
+    if len(ranges) == 1:
+        return extract_page_range(str(path), 0, n)
+    from concurrent.futures import ProcessPoolExecutor
+
     pages = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(ranges))) as pool:
         futs = [pool.submit(extract_page_range, str(path), a, b) for a, b in ranges]
         for f in futs:
             pages.extend(f.result())
     return pages
 
 
+@dataclass(frozen=True)
+class PdfHead:
+    """What the parent reads before the page pass: cheap, and needed to merge the pages."""
+
+    pages: int
+    title: str | None
+    outline: list[tuple[str, int, int, float | None]]
+    labels: list[str] | None
+
+
+def read_head(path: Path) -> PdfHead:
+    """Open the PDF (raising PDF_ENCRYPTED / PDF_CORRUPT) and read its outline, labels and title."""
+    path = Path(path)
+    doc = _open(path)
+    try:
+        n = len(doc)
+        if n == 0:
+            raise ExtractError("PDF_CORRUPT", f"{path.name}: the PDF has no pages", "re-export the PDF")
+        title = (doc.get_metadata_dict().get("Title") or "").strip() or None
+        return PdfHead(n, title, _outline(doc), _labels(doc, n))
+    finally:
+        doc.close()
+
+
 def extract_pdf(path: Path, workers: int = 1) -> Document:
     """Read one PDF into a Document (see gmtool.types); raises ExtractError."""
+    path = Path(path)
+    head = read_head(path)
+    return assemble(path, head, _read_pages(path, head.pages, workers))
+
+
+def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
+    """Turn the per-page line data (from any number of workers, in page order) into a Document."""
     from .pdf_sections import (
         OutlineItem,
         body_size,
@@ -109,19 +148,8 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
         page_text,
     )
 
-    path = Path(path)
-    doc = _open(path)
-    try:
-        n = len(doc)
-        if n == 0:
-            raise ExtractError("PDF_CORRUPT", f"{path.name}: the PDF has no pages", "re-export the PDF")
-        title = (doc.get_metadata_dict().get("Title") or "").strip() or None
-        raw_outline = _outline(doc)
-        labels = _labels(doc, n)
-        heights = {}
-    finally:
-        doc.close()
-    pages = _read_pages(path, n, workers)
+    n, title, raw_outline, labels = head.pages, head.title, head.outline, head.labels
+    heights = {}
     for i, (_w, h, _lines) in enumerate(pages):
         heights[i] = h
     outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
@@ -129,7 +157,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
     if len(empty) == n:
         raise ExtractError(
             "NO_TEXT_LAYER",
-            f"{path.name}: none of its {n} pages has a text layer (a scanned PDF?)",
+            f"{Path(path).name}: none of its {n} pages has a text layer (a scanned PDF?)",
             "run OCR first, e.g. ocrmypdf in.pdf out.pdf",
         )
     drop = find_furniture(pages)
