@@ -56,6 +56,17 @@ def _cr(v: Any) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
+def _why(ex: dict[str, Any]) -> str:
+    """--explain in one cell: both ranks, the fused score and the expansion terms that matched."""
+    parts = [f"bm25 #{ex.get('bm25_rank') or '-'}", f"dense #{ex.get('dense_rank') or '-'}",
+             f"fused {ex.get('fused', 0):.2f}"]
+    if ex.get("type_boost"):
+        parts.append("type match")
+    if ex.get("expansion_matched"):
+        parts.append("+" + ", ".join(ex["expansion_matched"][:6]))
+    return " · ".join(parts)
+
+
 def render_search(console: Console, r: SearchResult, paths: dict[str, str], explain: bool = False) -> None:
     if not r.results:
         console.print(f"[yellow]No results for[/] {escape(r.query)!r}.")
@@ -74,14 +85,15 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         if scored:
             t.add_column("Score", justify="right", no_wrap=True, style="green")
         t.add_column("Section", style="dim", overflow="ellipsis", min_width=10, ratio=2)
-        t.add_column("Snippet", overflow="ellipsis", no_wrap=True, min_width=10, ratio=3)
+        if explain:
+            t.add_column("Why", overflow="fold", min_width=16, ratio=3)
+        else:
+            t.add_column("Snippet", overflow="ellipsis", no_wrap=True, min_width=10, ratio=3)
         for h in hits:
             title = _link(h.title, paths.get(sid), h.page)
             if h.also_in:
                 others = h.also_in if len(h.also_in) <= 2 else [*h.also_in[:1], f"+{len(h.also_in) - 1} more"]
                 title += f"\n[dim]also in: {escape(', '.join(others))}[/]"
-            if explain and h.explain:
-                title += "\n[dim]" + escape(", ".join(f"{k}={v}" for k, v in h.explain.items())) + "[/]"
             kind = h.content_type or ""
             extra = _fields(h.fields, h.content_type)
             if extra:
@@ -89,7 +101,8 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
             row = [str(h.rank), title, kind, _page(h)]
             if scored:
                 row.append(f"{h.score:.2f}")
-            t.add_row(*row, escape(h.section_path[-1] if h.section_path else ""), escape(h.snippet))
+            last = escape(_why(h.explain)) if explain and h.explain else escape(h.snippet)
+            t.add_row(*row, escape(h.section_path[-1] if h.section_path else ""), last)
         console.print(t)
         console.print()
 
