@@ -106,7 +106,7 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Docum
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from .extract.pdf import assemble, page_ranges, read_head
+    from .extract.pdf import page_ranges, read_head
     from .extract.pdf_layout import extract_page_range
 
     plan: list[tuple[Path, PdfHead | None, list[Future[Any]], Failure | None]] = []
@@ -123,21 +123,30 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Docum
                     plan.append((p, head_or_fail, futs, None))
                     continue
             plan.append((p, None, [pool.submit(_extract_job, str(p), 1)], None))
+        # Merging and classifying a big PDF runs in the pool too, so the parent only saves.
+        finals: list[Future[Any] | tuple[str, Failure]] = []
         for p, head, futs, fail in plan:
             if fail is not None:
-                yield str(p), fail
+                finals.append((str(p), fail))
             elif head is None:
-                yield cast("tuple[str, Document | Failure]", futs[0].result())
+                finals.append(futs[0])
             else:
-                pdf_head = head
+                try:
+                    pages = [page for f in futs for page in f.result()]
+                except Exception as exc:  # noqa: BLE001 - a worker failing on a hostile page
+                    finals.append((str(p), Failure(p.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200],
+                                                   "the file may be damaged; re-export it")))
+                    continue
+                finals.append(pool.submit(_assemble_job, str(p), head, pages))
+        for item in finals:
+            yield item if isinstance(item, tuple) else cast("tuple[str, Document | Failure]", item.result())
 
-                def merge(futs: list[Future[Any]] = futs, p: Path = p, head: PdfHead = pdf_head) -> Document:
-                    pages = []
-                    for f in futs:
-                        pages.extend(f.result())
-                    return assemble(p, head, pages)
 
-                yield str(p), _guarded(p, merge)
+def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> tuple[str, Document | Failure]:
+    from .extract.pdf import assemble
+
+    path = Path(path_str)
+    return path_str, _guarded(path, lambda: assemble(path, head, pages))
 
 
 def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Failure:
