@@ -19,7 +19,7 @@ from .types import Entry, SourceMeta
 if TYPE_CHECKING:
     import numpy as np
 
-    from .rank.bm25 import BM25Index
+    from .rank.bm25 import BM25Index, Tokenized
     from .rank.fuzzy import TitleMatcher
 
 KEYWORD_VERSION = 1  # bump when the keyword documents or weights change
@@ -47,16 +47,72 @@ def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
     return bm25, fuzzy
 
 
+def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
+    """Keyed by everything that makes the entries: the file's hash and when it was extracted."""
+    key = hashlib.sha1(f"{meta.sha256}:{meta.entry_count}:{meta.indexed_at}".encode()).hexdigest()[:16]
+    return index_dir / "tokens" / f"{sid}.{key}.v{KEYWORD_VERSION}.npz"
+
+
+def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
+    """A source's title and body tokens: from its cache, else tokenized now and cached."""
+    import io
+
+    import numpy as np
+
+    from .rank.bm25 import Tokenized, tokenize_block
+
+    path = _token_cache(index_dir, sid, meta)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {f: Tokenized(z[f"{f}_vocab"].tolist(), z[f"{f}_cols"], z[f"{f}_lengths"]) for f in ("title", "body")}
+    except (OSError, ValueError, KeyError):
+        pass
+    out = {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
+    buf = io.BytesIO()
+    arrays = {}
+    for f, t in out.items():
+        arrays[f"{f}_vocab"] = np.array(t.vocab, dtype=str)
+        arrays[f"{f}_cols"] = t.cols
+        arrays[f"{f}_lengths"] = t.lengths
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    store.atomic_write(path, buf.getvalue())
+    return out
+
+
 def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
-    """Writer side: build and persist the library-wide keyword index for this manifest."""
+    """Writer side: build and persist the library-wide keyword index for this manifest.
+
+    Each source's tokens are cached beside the index, so a change to one book re-tokenizes
+    only that book; the library-wide matrix is then a cheap merge."""
     digest = keyword_digest(manifest)
     kdir = index_dir / "keyword"
     if manifest.extra.get("keyword") == digest and (kdir / f"{digest}.bm25").exists():
         return
-    entries: list[Entry] = []
+    from .rank.bm25 import BM25Index
+    from .rank.fuzzy import TitleMatcher
+
+    titles: list[str] = []
+    blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
+    keep: set[str] = set()
     for sid in sorted(manifest.sources):
-        entries.extend(store.load_source(index_dir, sid, manifest.sources[sid].sha256).entries)
-    bm25, fuzzy = _build_keyword(entries)
+        meta = manifest.sources[sid]
+        entries = store.load_source(index_dir, sid, meta.sha256).entries
+        titles.extend(e.title for e in entries)
+        toks = _source_tokens(index_dir, sid, meta, entries)
+        if len(toks["title"].lengths) != len(entries):  # a damaged cache: tokenize again
+            _token_cache(index_dir, sid, meta).unlink(missing_ok=True)
+            toks = _source_tokens(index_dir, sid, meta, entries)
+        for f in blocks:
+            blocks[f].append(toks[f])
+        keep.add(_token_cache(index_dir, sid, meta).name)
+    bm25 = BM25Index.build_tokenized(blocks, len(titles), weights={"title": TITLE_WEIGHT, "body": 1.0})
+    fuzzy = TitleMatcher.build(titles)
+    tdir = index_dir / "tokens"
+    if tdir.is_dir():
+        for old in tdir.iterdir():
+            if old.name not in keep:
+                with contextlib.suppress(OSError):
+                    old.unlink()
     kdir.mkdir(parents=True, exist_ok=True)
     bm25.save(kdir / f"{digest}.bm25")
     fuzzy.save(kdir / f"{digest}.fuzzy")

@@ -31,12 +31,39 @@ from ..text import tokenize
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-__all__ = ["BM25Index", "Csc", "load_arrays", "save_arrays", "top_k"]
+__all__ = ["BM25Index", "Csc", "Tokenized", "load_arrays", "save_arrays", "tokenize_block", "top_k"]
 
 FORMAT = "gmtool-bm25"
 FORMAT_VERSION = 1
 
 Tokenizer = Callable[[str], list[str]]
+
+
+class Tokenized(NamedTuple):
+    """One field of a block of documents (one source), tokenized once: a local vocabulary and
+    every document's tokens as ids into it. Cached per source, so adding a book to a large
+    library merges cached blocks instead of re-tokenizing every other book."""
+
+    vocab: list[str]
+    cols: np.ndarray  # int32: the token ids of all documents, concatenated
+    lengths: np.ndarray  # int32: tokens per document
+
+
+def tokenize_block(texts: Iterable[str], tokenizer: Tokenizer = tokenize) -> Tokenized:
+    vocab: dict[str, int] = {}
+    lengths = array("q")
+    cols = array("q")
+    ids = _Vocab(vocab)
+    for t in texts:
+        toks = tokenizer(t or "")
+        cols.extend(map(ids.__getitem__, toks))
+        lengths.append(len(toks))
+    vocab.update(ids)
+    return Tokenized(
+        list(vocab),
+        np.frombuffer(cols, dtype=np.int64).astype(np.int32),
+        np.frombuffer(lengths, dtype=np.int64).astype(np.int32),
+    )
 
 
 # --- persistence shared with fuzzy.py --------------------------------------------------
@@ -176,7 +203,6 @@ class BM25Index:
         weights: name -> weight (default 1.0 for a field not named).
         dtype: float32 (default, half the size on disk) or float64 (bit-for-bit parity tests).
         """
-        import scipy.sparse as sp
 
         if not fields:
             raise ValueError("BM25Index.build needs at least one field")
@@ -186,12 +212,38 @@ class BM25Index:
                 f"fields have different document counts: { {k: len(v) for k, v in fields.items()} }"
             )
         n_docs = lengths.pop()
+        blocks = {name: [tokenize_block(texts, tokenizer)] for name, texts in fields.items()}
+        return cls.build_tokenized(blocks, n_docs, weights, dtype)
+
+    @classmethod
+    def build_tokenized(
+        cls,
+        fields: Mapping[str, list[Tokenized]],
+        n_docs: int,
+        weights: Mapping[str, float] | None = None,
+        dtype: Any = np.float32,
+    ) -> BM25Index:
+        """The same index from pre-tokenized blocks (documents in block order)."""
+        import scipy.sparse as sp
+
         weights = dict(weights or {})
         vocab: dict[str, int] = {}
         field_mats = []
-        for name, texts in fields.items():
+        for name, blocks in fields.items():
             w = float(weights.get(name, 1.0))
-            rows, cols = _token_ids((tokenizer(t or "") for t in texts), vocab)
+            rows_parts, cols_parts = [], []
+            offset = 0
+            for blk in blocks:
+                remap = np.fromiter((vocab.setdefault(tok, len(vocab)) for tok in blk.vocab), dtype=np.int64,
+                                    count=len(blk.vocab))
+                n = len(blk.lengths)
+                rows_parts.append(np.repeat(np.arange(offset, offset + n, dtype=np.int64), blk.lengths))
+                cols_parts.append(remap[blk.cols] if len(blk.cols) else np.zeros(0, dtype=np.int64))
+                offset += n
+            if offset != n_docs:
+                raise ValueError(f"field {name!r} has {offset} documents, expected {n_docs}")
+            rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, dtype=np.int64)
+            cols = np.concatenate(cols_parts) if cols_parts else np.zeros(0, dtype=np.int64)
             field_mats.append((w, rows, cols))
         n_terms = len(vocab)
         total = sp.csc_matrix((n_docs, n_terms), dtype=np.float64)
@@ -309,19 +361,6 @@ class _Vocab(dict):
     def __missing__(self, token: str) -> int:
         i = self[token] = len(self)
         return i
-
-
-def _token_ids(docs: Iterable[list[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Flat (row, column) arrays for every token of every document, growing `vocab`."""
-    ids = _Vocab(vocab)
-    cols = array("q")  # 8 bytes per token, not a Python int object each
-    lengths = array("q")
-    for toks in docs:
-        cols.extend(map(ids.__getitem__, toks))
-        lengths.append(len(toks))
-    vocab.update(ids)
-    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), np.frombuffer(lengths, dtype=np.int64))
-    return rows, np.frombuffer(cols, dtype=np.int64)
 
 
 def top_k(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndarray:
