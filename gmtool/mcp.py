@@ -23,11 +23,17 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
-from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
-from .engine import Engine, TocResult
+from .engine import Engine, ReadResult, TocResult
 from .errors import GmtoolError
 from .present.jsonout import scan_dict, search_dict, source_dict
+from .present.shapes import (
+    IndexOut,
+    LibraryOut,
+    ScanOut,
+    SearchOut,
+    TocOut,
+)
 from .types import CONTENT_TYPES, TocNode
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON)
@@ -37,142 +43,6 @@ MAX_LIMIT = 50
 EMPTY_LIBRARY = "No sources indexed yet; run scan_library"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-
-
-# --- output schemas: the jsonout shape, spelled as TypedDicts so fastmcp derives outputSchema ----------------
-
-
-class HitOut(TypedDict):
-    rank: int
-    title: str
-    content_type: str | None
-    source_id: str
-    source_name: str
-    file: str
-    page: int
-    page_label: str | None
-    section_path: list[str]
-    score: float
-    snippet: str
-    also_in: NotRequired[list[str]]
-    duplicate_of: NotRequired[str]
-    similarity_score: NotRequired[float]
-    matched_terms: NotRequired[list[str]]
-    fields: NotRequired[dict[str, Any]]
-    explain: NotRequired[dict[str, Any]]
-
-
-class SearchOut(TypedDict):
-    query: str
-    mode: str
-    results: list[HitOut]
-    warnings: list[str]
-
-
-class SourceOut(TypedDict):
-    source_id: str
-    title: str
-    file: str
-    path: str
-    format: str
-    size: int
-    mtime: float
-    sha256: str
-    pages: int
-    has_outline: bool
-    pages_without_text: int
-    indexed_at: str
-    gmtool_version: str
-    format_version: int
-    entries: int
-    types: dict[str, int]
-
-
-class LibraryOut(TypedDict):
-    sources: list[SourceOut]
-    message: NotRequired[str]
-
-
-class TocNodeOut(TypedDict):
-    title: str
-    level: int
-    depth: int
-    page: int
-    page_label: str | None
-    end_page: int
-    content_type: str | None
-    fields: dict[str, Any] | None
-    index: int
-
-
-class TocOut(TypedDict):
-    source_id: str
-    source_name: str
-    file: str
-    entries: list[TocNodeOut]
-    total: int
-    next_cursor: str | None
-
-
-class ReadOut(TypedDict):
-    source_id: str
-    source_name: str
-    file: str
-    title: str | None
-    page: int
-    page_label: str | None
-    end_page: int
-    content_type: str | None
-    text: str
-    truncated: bool
-    previous_title: str | None
-    next_title: str | None
-    section_path: list[str]
-
-
-class FailureOut(TypedDict):
-    file: str
-    code: str
-    message: str
-    hint: str
-
-
-class ScanOut(TypedDict):
-    library: str
-    index_dir: str
-    files_found: int
-    indexed: int
-    unchanged: int
-    removed: int
-    failed: list[FailureOut]
-    sections: int
-    embeddings_generated: int
-    duration_ms: int
-    warnings: list[str]
-    indexed_files: list[str]
-    log_file: str | None
-    storage: dict[str, Any]
-    files_indexed: int
-
-
-class ProblemOut(TypedDict):
-    code: str
-    file: str
-    message: str
-    hint: str
-
-
-class VerifyOut(TypedDict):
-    healthy: bool
-    sources: int
-    problems: list[ProblemOut]
-    log_file: str | None
-
-
-class IndexOut(TypedDict):
-    action: Literal["index", "verify"]
-    report: ScanOut | None
-    verify: VerifyOut | None
 
 
 T = TypeVar("T")
@@ -268,7 +138,7 @@ def _size(data: Any) -> int:
     return len(json.dumps(data, ensure_ascii=False, default=str))
 
 
-def fit(data: dict[str, Any], key: str, limit: int = MAX_CHARS) -> dict[str, Any]:
+def fit(data: Any, key: str, limit: int = MAX_CHARS) -> Any:
     """Drop items from the end of data[key] until the JSON fits; say so in warnings when present."""
     items = data[key]
     dropped = 0
@@ -381,7 +251,7 @@ def scan_text(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _cap_scan(d: dict[str, Any]) -> dict[str, Any]:
+def _cap_scan(d: Any) -> Any:
     for key in ("indexed_files", "warnings", "failed"):
         if len(d[key]) > 100:
             n = len(d[key]) - 100
@@ -479,7 +349,7 @@ def build_server(library: Path | None = None) -> FastMCP:
 
     @mcp.tool(annotations=READ_ONLY)
     def read_section(source_id: str, title: str | None = None, page: int | None = None,
-                     max_chars: int = 8000) -> ReadOut:
+                     max_chars: int = 8000) -> ReadResult:
         """The text of a section (by title, with its subsections) or of a physical page, with book,
         page, label and the titles before and after. max_chars cuts the text (at most 18000)."""
         cap = MAX_READ_CHARS if max_chars <= 0 else min(max_chars, MAX_READ_CHARS)

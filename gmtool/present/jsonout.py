@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..types import Hit, ScanReport, SearchResult, SourceMeta
+from .shapes import HitOut, ScanOut, SearchOut, SourceOut
 
 _OPTIONAL_HIT_KEYS = ("also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
 
 
-def hit_dict(h: Hit) -> dict[str, Any]:
+def hit_dict(h: Hit) -> HitOut:
     d: dict[str, Any] = {
         "rank": h.rank,
         "title": h.title,
@@ -30,25 +31,25 @@ def hit_dict(h: Hit) -> dict[str, Any]:
         value = getattr(h, key)
         if value is not None:
             d[key] = value
-    return d
+    return cast(HitOut, d)
 
 
-def search_dict(r: SearchResult) -> dict[str, Any]:
+def search_dict(r: SearchResult) -> SearchOut:
     return {"query": r.query, "mode": r.mode, "results": [hit_dict(h) for h in r.results], "warnings": r.warnings}
 
 
-def source_dict(m: SourceMeta) -> dict[str, Any]:
+def source_dict(m: SourceMeta) -> SourceOut:
     d = asdict(m)
     d["entries"] = d.pop("entry_count")
     d["types"] = d.pop("type_counts")
     d["pages_without_text"] = len(m.pages_without_text)
-    return d
+    return cast(SourceOut, d)
 
 
-def scan_dict(r: ScanReport) -> dict[str, Any]:
+def scan_dict(r: ScanReport) -> ScanOut:
     d = asdict(r)
     d["files_indexed"] = r.indexed
-    return d
+    return cast(ScanOut, d)
 
 
 def to_data(obj: Any) -> Any:
