@@ -156,6 +156,7 @@ def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[st
                 score=round(float(score), 4),
                 snippet=snippet(e.body, terms),
                 entry_index=lib.doc_entry[gid],
+                line=e.line,
                 fields=e.fields or None,
             )
         )

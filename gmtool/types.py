@@ -144,6 +144,7 @@ class Hit:
     score: float
     snippet: str
     entry_index: int = 0
+    line: int | None = None  # 1-based line of the heading in a Markdown or text source
     also_in: list[str] | None = None
     duplicate_of: str | None = None
     similarity_score: float | None = None

@@ -10,7 +10,7 @@ import orjson
 from ..types import Hit, ScanReport, SearchResult, SourceMeta
 from .shapes import HitOut, ScanOut, SearchOut, SourceOut
 
-_OPTIONAL_HIT_KEYS = ("also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
+_OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
 
 
 def hit_dict(h: Hit) -> HitOut:

@@ -24,6 +24,7 @@ class HitOut(TypedDict):
     section_path: list[str]
     score: float
     snippet: str
+    line: NotRequired[int]
     also_in: NotRequired[list[str]]
     duplicate_of: NotRequired[str]
     similarity_score: NotRequired[float]

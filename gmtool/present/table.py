@@ -25,6 +25,8 @@ def _link(title: str, path: str | None, page: int) -> str:
 
 
 def _page(h: Hit) -> str:
+    if h.line is not None:  # Markdown and text have no pages: point at the heading's line
+        return f"l.{h.line}"
     if h.page_label and h.page_label != str(h.page):
         return f"{h.page} (p. {h.page_label})"
     return str(h.page)
