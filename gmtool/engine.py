@@ -117,7 +117,7 @@ class Engine:
     ) -> TocResult:
         sid = self._source(source_id)
         lib = self.library()
-        rec = lib.records[sid]
+        rec = lib.require(sid)
         types = check_types(types)
         conds = _parse_where(where)
         entries = rec.entries

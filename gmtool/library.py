@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from .rank.bm25 import BM25Index, Tokenized
     from .rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 1  # bump when the keyword documents or weights change
+KEYWORD_VERSION = 2  # bump when the keyword documents, weights or side files change
 TITLE_WEIGHT = 3.0
 
 
@@ -92,12 +93,14 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     from .rank.fuzzy import TitleMatcher
 
     titles: list[str] = []
+    types: list[str | None] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
         meta = manifest.sources[sid]
         entries = store.load_source(index_dir, sid, meta.sha256).entries
         titles.extend(e.title for e in entries)
+        types.extend(e.content_type for e in entries)
         toks = _source_tokens(index_dir, sid, meta, entries)
         if len(toks["title"].lengths) != len(entries):  # a damaged cache: tokenize again
             _token_cache(index_dir, sid, meta).unlink(missing_ok=True)
@@ -116,6 +119,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     kdir.mkdir(parents=True, exist_ok=True)
     bm25.save(kdir / f"{digest}.bm25")
     fuzzy.save(kdir / f"{digest}.fuzzy")
+    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps({"titles": titles, "types": types}))
     manifest.extra["keyword"] = digest
     store.save_manifest(index_dir, manifest)
     for old in kdir.iterdir():
@@ -124,62 +128,134 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
                 old.unlink()
 
 
+class _Records(Mapping[str, store.SourceRecord]):
+    """Source records, read from disk on first use, so a search opens only the books it shows."""
+
+    def __init__(self, lib: Library) -> None:
+        self._lib = lib
+
+    def __getitem__(self, sid: str) -> store.SourceRecord:
+        rec = self._lib.record(sid)
+        if rec is None:
+            raise KeyError(sid)
+        return rec
+
+    def __iter__(self) -> Iterator[str]:
+        return (sid for sid in self._lib.metas if self._lib.record(sid) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Library:
-    """All indexed sources, flattened: global doc i is entry `doc_entry[i]` of `doc_source[i]`."""
+    """All indexed sources, flattened: global doc i is entry `doc_entry[i]` of `doc_source[i]`.
+
+    The layout (which documents belong to which source) comes from the manifest alone, so the
+    persisted keyword index can answer before any source file is read; a source is read when a
+    result needs it. A damaged source keeps its place (as empty entries) and yields no results,
+    only a warning, until the next scan rebuilds it.
+    """
 
     def __init__(self, index_dir: Path) -> None:
         self.index_dir = index_dir
-        for attempt in range(3):
-            try:
-                self._load()
-                break
-            except GmtoolError as exc:
-                if exc.code != "INDEX_STALE" or attempt == 2:
-                    raise
-
-    def _load(self) -> None:
         self.stamp = store.manifest_stamp(self.index_dir)
         self.manifest = store.load_manifest(self.index_dir)
         self.warnings: list[str] = []
-        self.metas: dict[str, SourceMeta] = {}
-        self.records: dict[str, store.SourceRecord] = {}
-        self.entries: list[Entry] = []
-        self.doc_source: list[str] = []
-        self.doc_entry: list[int] = []
+        self.metas: dict[str, SourceMeta] = dict(sorted(self.manifest.sources.items()))
         self.offsets: dict[str, int] = {}
-        for sid in sorted(self.manifest.sources):
-            meta = self.manifest.sources[sid]
-            try:
-                rec = store.load_source(self.index_dir, sid, meta.sha256)
-            except GmtoolError as exc:
-                if exc.code == "INDEX_STALE":
-                    raise
-                self.warnings.append(f"{exc.code}: {exc.message}; {exc.hint}")
-                continue
-            self.metas[sid] = rec.meta
-            self.records[sid] = rec
-            self.offsets[sid] = len(self.entries)
-            self.entries.extend(rec.entries)
-            self.doc_source.extend([sid] * len(rec.entries))
-            self.doc_entry.extend(range(len(rec.entries)))
+        n = 0
+        for sid, meta in self.metas.items():
+            self.offsets[sid] = n
+            n += meta.entry_count
+        self.n_docs = n
+        self._loaded: dict[str, store.SourceRecord | None] = {}
+        self.records = _Records(self)
+        self._entries: list[Entry] | None = None
+        self._doc_source: list[str] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
+        self._docs: tuple[list[str], list[str | None]] | None = None
         self._source_idx: np.ndarray | None = None
         self.cache: dict[str, object] = {}  # derived arrays that rankers build once per snapshot
+
+    def record(self, sid: str) -> store.SourceRecord | None:
+        """One source, or None (with a warning) when its index file is damaged or changed under us."""
+        if sid not in self._loaded:
+            meta = self.metas[sid]
+            rec: store.SourceRecord | None = None
+            try:
+                rec = store.load_source(self.index_dir, sid, meta.sha256)
+                if len(rec.entries) != meta.entry_count:
+                    raise GmtoolError("INDEX_CORRUPT", f"index file for '{sid}' does not match the manifest",
+                                      "run `gmtool scan` to rebuild it")
+            except GmtoolError as exc:
+                rec = None
+                self.warnings.append(f"{exc.code}: {exc.message}; {exc.hint}")
+            self._loaded[sid] = rec
+        return self._loaded[sid]
+
+    def require(self, sid: str) -> store.SourceRecord:
+        """One source for a command that cannot do without it (toc, show): damaged is an error."""
+        rec = self.record(sid)
+        if rec is None:
+            raise GmtoolError("INDEX_CORRUPT", f"the index of '{sid}' is damaged", "run `gmtool scan` to rebuild it")
+        return rec
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry of every source (damaged sources as empty placeholders), in layout order."""
+        if self._entries is None:
+            out: list[Entry] = []
+            for sid, meta in self.metas.items():
+                rec = self.record(sid)
+                if rec is not None:
+                    out.extend(rec.entries)
+                else:
+                    out.extend(Entry(title="", level=1, page=1) for _ in range(meta.entry_count))
+            self._entries = out
+        return self._entries
+
+    @property
+    def doc_source(self) -> list[str]:
+        if self._doc_source is None:
+            self._doc_source = [sid for sid, m in self.metas.items() for _ in range(m.entry_count)]
+        return self._doc_source
+
+    def source_of(self, gid: int) -> str:
+        import bisect
+
+        starts = list(self.offsets.values())
+        return list(self.offsets)[bisect.bisect_right(starts, gid) - 1]
+
+    def entry_index(self, gid: int) -> int:
+        return gid - self.offsets[self.source_of(gid)]
+
+    @property
+    def doc_entry(self) -> list[int]:
+        return [i for m in self.metas.values() for i in range(m.entry_count)]
+
+    def entry(self, gid: int) -> Entry | None:
+        """Global doc `gid`, reading only its own source; None when that source is damaged."""
+        if self._entries is not None:
+            sid = self.source_of(gid)
+            return self._entries[gid] if self._loaded.get(sid) is not None else None
+        sid = self.source_of(gid)
+        rec = self.record(sid)
+        return rec.entries[gid - self.offsets[sid]] if rec is not None else None
 
     def is_current(self) -> bool:
         return store.manifest_stamp(self.index_dir) == self.stamp
 
-    @property
-    def n_docs(self) -> int:
-        return len(self.entries)
+    def _persisted(self) -> str | None:
+        digest = keyword_digest(self.manifest)
+        return digest if self.manifest.extra.get("keyword") == digest else None
 
     def keyword(self) -> tuple[BM25Index, TitleMatcher]:
         """The persisted keyword index when it matches this snapshot, else one built in memory."""
         if self._keyword is None:
-            digest = keyword_digest(self.manifest)
+            digest = self._persisted()
             kdir = self.index_dir / "keyword"
             loaded = None
-            if not self.warnings and self.manifest.extra.get("keyword") == digest:
+            if digest:
                 with contextlib.suppress(GmtoolError, OSError, ValueError):
                     from .rank.bm25 import BM25Index
                     from .rank.fuzzy import TitleMatcher
@@ -191,27 +267,49 @@ class Library:
             self._keyword = loaded or _build_keyword(self.entries)
         return self._keyword
 
+    def titles_and_types(self) -> tuple[list[str], list[str | None]]:
+        """Every document's title and content type, from the small file beside the keyword index
+        (so filters and exact-title checks need no source file), else from the entries."""
+        if self._docs is None:
+            digest = self._persisted()
+            docs = None
+            if digest:
+                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                    import orjson
+
+                    data = orjson.loads((self.index_dir / "keyword" / f"{digest}.docs.json").read_bytes())
+                    if len(data["titles"]) == self.n_docs == len(data["types"]):
+                        docs = (list(data["titles"]), list(data["types"]))
+            if docs is None:
+                docs = ([e.title for e in self.entries], [e.content_type for e in self.entries])
+            self._docs = docs
+        return self._docs
+
     def source_index(self) -> np.ndarray:
         """Per global doc, the position of its source in `sorted(self.metas)`."""
         if self._source_idx is None:
             import numpy as np
 
-            order = {sid: i for i, sid in enumerate(sorted(self.metas))}
-            self._source_idx = np.fromiter((order[s] for s in self.doc_source), dtype=np.int32, count=self.n_docs)
+            counts = [m.entry_count for m in self.metas.values()]
+            self._source_idx = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         return self._source_idx
 
     def section_path(self, gid: int) -> list[str]:
-        sid = self.doc_source[gid]
-        entries = self.records[sid].entries
+        sid = self.source_of(gid)
+        rec = self.record(sid)
+        if rec is None:
+            return []
+        entries = rec.entries
         path: list[str] = []
-        parent = entries[self.doc_entry[gid]].parent
+        parent = entries[gid - self.offsets[sid]].parent
         while parent is not None and len(path) < 12:
             path.append(entries[parent].title)
             parent = entries[parent].parent
         return list(reversed(path))
 
     def page_label(self, sid: str, page: int) -> str | None:
-        labels = self.records[sid].page_labels
+        rec = self.record(sid)
+        labels = rec.page_labels if rec is not None else None
         if labels and 0 < page <= len(labels):
             return labels[page - 1]
         return None

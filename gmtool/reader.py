@@ -26,7 +26,7 @@ def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
 def find_entry(lib: Library, sid: str, title: str) -> int:
     from .text import normalize
 
-    entries = lib.records[sid].entries
+    entries = lib.require(sid).entries
     want = normalize(title)
     exact = [i for i, e in enumerate(entries) if normalize(e.title) == want]
     if exact:
@@ -52,7 +52,7 @@ def find_entry(lib: Library, sid: str, title: str) -> int:
 def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResult:
     from .engine import ReadResult
 
-    entries = lib.records[sid].entries
+    entries = lib.require(sid).entries
     i = find_entry(lib, sid, title)
     e = entries[i]
     parts = [e.body.strip()]
@@ -94,7 +94,7 @@ def read_page(lib: Library, sid: str, page: int, max_chars: int) -> ReadResult:
     truncated = len(text) > max_chars > 0
     if truncated:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
-    entries = lib.records[sid].entries
+    entries = lib.require(sid).entries
     on_page = [e for e in entries if e.page == page]
     before = [e for e in entries if e.page < page]
     after = [e for e in entries if e.page > page]

@@ -100,7 +100,8 @@ def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
         mask &= keep[lib.source_index()]
     if flt.types is not None:
         wanted = set(flt.types)
-        mask &= np.fromiter((e.content_type in wanted for e in lib.entries), dtype=bool, count=lib.n_docs)
+        types = lib.titles_and_types()[1]
+        mask &= np.fromiter((t in wanted for t in types), dtype=bool, count=lib.n_docs)
     if flt.where:
         from .where import matches
 
@@ -137,14 +138,17 @@ def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
 
 
 def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[str]) -> list[Hit]:
+    """Results for the chosen documents; only their own sources are read (a damaged one is skipped)."""
     hits: list[Hit] = []
-    for rank, (gid, score) in enumerate(zip(order, scores, strict=False), 1):
-        sid = lib.doc_source[gid]
-        e = lib.entries[gid]
+    for gid, score in zip(order, scores, strict=False):
+        e = lib.entry(gid)
+        if e is None:
+            continue
+        sid = lib.source_of(gid)
         meta = lib.metas[sid]
         hits.append(
             Hit(
-                rank=rank,
+                rank=len(hits) + 1,
                 title=e.title,
                 content_type=e.content_type,
                 source_id=sid,
@@ -155,7 +159,7 @@ def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[st
                 section_path=lib.section_path(gid),
                 score=round(float(score), 4),
                 snippet=snippet(e.body, terms),
-                entry_index=lib.doc_entry[gid],
+                entry_index=gid - lib.offsets[sid],
                 line=e.line,
                 fields=e.fields or None,
             )
@@ -206,8 +210,10 @@ def keyword_scores(lib: Library, query: str, extra: dict[str, float] | None = No
     score = score + FUZZY_WEIGHT * fz
     nq = normalize(query)
     cand = np.flatnonzero(fz > 0.6)
+    titles = lib.titles_and_types()[0] if len(cand) else []
     for i in cand:  # exact (normalised) title matches first: what a GM typing a name expects
-        if normalize(lib.entries[i].title) == nq or _plural_equal(normalize(lib.entries[i].title), nq):
+        title = normalize(titles[i])
+        if title == nq or _plural_equal(title, nq):
             score[i] += EXACT_BONUS
     return score
 
@@ -218,6 +224,11 @@ _JOINERS = re.compile(r"[\s\-]+")
 def _plural_equal(a: str, b: str) -> bool:
     """Equal up to spacing, hyphens and a plural s: "owl bear" names Owlbear, "half elf" Half-Elf."""
     return _JOINERS.sub("", a).rstrip("s") == _JOINERS.sub("", b).rstrip("s")
+
+
+def _with_new(warnings: list[str], lib: Library) -> list[str]:
+    """Add the warnings the library raised while results were read (a damaged source)."""
+    return warnings + [w for w in lib.warnings if w not in warnings]
 
 
 def prepare(
@@ -248,8 +259,8 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchRes
         allowed = np.flatnonzero(mask) if mask is not None else np.arange(lib.n_docs)
         order = [int(i) for i in allowed[: max(1, limit)]]
         hits = make_hits(lib, order, [0.0] * len(order), set())
-        return SearchResult(query=q, mode="keyword", results=hits, warnings=warnings)
+        return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
     scores = keyword_scores(lib, q)
     order = [int(i) for i in top_k(scores, max(1, limit), mask)]
     hits = make_hits(lib, order, [float(scores[i]) for i in order], set(content_tokens(q)))
-    return SearchResult(query=q, mode="keyword", results=hits, warnings=warnings)
+    return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))

@@ -424,7 +424,8 @@ def ask(
     intents = type_intent(q)
     type_boost = np.zeros(lib.n_docs, dtype=np.float32)
     if intents:
-        type_boost = np.fromiter((e.content_type in intents for e in lib.entries), dtype=np.float32, count=lib.n_docs)
+        types = lib.titles_and_types()[1]
+        type_boost = np.fromiter((t in intents for t in types), dtype=np.float32, count=lib.n_docs)
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
     allowed = is_target if mask is None else (is_target & mask)
@@ -449,7 +450,8 @@ def ask(
     hits = make_hits(lib, order, [float(fused[i]) for i in order], own)
     bm_rank = _ranks(kw_n, allowed)
     dn_rank = _ranks(dense_ent, allowed) if dense_ent is not None else None
-    for h, gid in zip(hits, order, strict=False):
+    for h in hits:
+        gid = lib.offsets[h.source_id] + h.entry_index
         e = lib.entries[gid]
         words = set(tokenize(e.title + " " + e.body[:3000]))
         h.matched_terms = sorted(terms & words)
@@ -463,7 +465,7 @@ def ask(
                 "expansion_matched": sorted(set(extra) & words),
                 "type_boost": bool(type_boost[gid]),
             }
-    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings)
+    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings + [w for w in lib.warnings if w not in warnings])
 
 
 def _typed(lib: Library) -> np.ndarray:
@@ -471,7 +473,8 @@ def _typed(lib: Library) -> np.ndarray:
 
     cached = lib.cache.get("typed")
     if cached is None:
-        cached = np.fromiter((e.content_type is not None for e in lib.entries), dtype=np.float32, count=lib.n_docs)
+        types = lib.titles_and_types()[1]
+        cached = np.fromiter((t is not None for t in types), dtype=np.float32, count=lib.n_docs)
         lib.cache["typed"] = cached
     return cached  # type: ignore[return-value]
 
