@@ -264,6 +264,11 @@ class Library:
                     fuzzy = TitleMatcher.load(kdir / f"{digest}.fuzzy")
                     if bm25.n_docs == self.n_docs:
                         loaded = (bm25, fuzzy)
+            if loaded is None and self.n_docs:
+                self.warnings.append(
+                    "KEYWORD_STALE: the saved keyword index is missing or out of date, so it was rebuilt in "
+                    "memory for this query; run `gmtool scan` to save it and make searches fast again"
+                )
             self._keyword = loaded or _build_keyword(self.entries)
         return self._keyword
 
