@@ -279,7 +279,10 @@ def type_intent(query: str) -> set[str]:
     from .text import normalize
 
     q = " " + normalize(query) + " "
-    return {t for t, words in TYPE_WORDS.items() if any(f" {w} " in q for w in words)}
+    found = {t for t, words in TYPE_WORDS.items() if any(f" {w} " in q for w in words)}
+    if "rule" in found:
+        found.add("condition")  # "what happens when…" is answered by rules and conditions alike
+    return found
 
 
 class _Dense:
