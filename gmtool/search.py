@@ -186,7 +186,9 @@ def mark_duplicates(hits: list[Hit]) -> None:
                 h.duplicate_of = first.source_id
 
 
-def keyword_scores(lib: Library, query: str, extra: dict[str, float] | None = None) -> np.ndarray:
+def keyword_scores(
+    lib: Library, query: str, extra: dict[str, float] | None = None, fuzzy_weight: float = FUZZY_WEIGHT
+) -> np.ndarray:
     """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale."""
     import numpy as np
 
@@ -207,7 +209,7 @@ def keyword_scores(lib: Library, query: str, extra: dict[str, float] | None = No
     top = float(raw.max()) if raw.size else 0.0
     score = raw / top if top > 0 else raw.astype(np.float32)
     fz = fuzzy.scores(query)
-    score = score + FUZZY_WEIGHT * fz
+    score = score + fuzzy_weight * fz
     nq = normalize(query)
     cand = np.flatnonzero(fz > 0.6)
     titles = lib.titles_and_types()[0] if len(cand) else []

@@ -32,6 +32,7 @@ W_TYPE = 0.3
 W_TYPED = 0.1  # a mild prior for entities (a spell, a monster) over plain sections
 W_EXPANSION = 0.35
 W_PRF = 0.25
+ASK_FUZZY = 0.2  # typo-tolerant title matching suits names more than sentences
 PRF_DOCS = 5
 PRF_TERMS = 6
 
@@ -390,12 +391,12 @@ def ask(
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
     own = set(content_tokens(q) or tokenize(q))
     expansion = expand(q)
-    first = keyword_scores(lib, q, expansion)
+    first = keyword_scores(lib, q, expansion, fuzzy_weight=ASK_FUZZY)
     prf = prf_terms(lib, first, own, mask)
     extra = dict(expansion)
     for t, w in prf.items():
         extra[t] = max(extra.get(t, 0.0), w)
-    kw = keyword_scores(lib, q, extra)
+    kw = keyword_scores(lib, q, extra, fuzzy_weight=ASK_FUZZY)
 
     targets = _global_targets(lib)
     kw_ent = _fold_max(kw, targets, lib.n_docs)
