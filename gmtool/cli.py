@@ -50,17 +50,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 _state: dict[str, bool] = {"debug": bool(os.environ.get("GMTOOL_DEBUG"))}
 
 LibraryOpt = typer.Option(
-    None, "--library", "-L", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
+    None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
 )
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout (nothing else).")
 TypeOpt = typer.Option(
-    None, "--type", "-t",
+    None, "--type", "-t", metavar="TYPE",
     help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
     "condition, rule.",
 )
-SourceOpt = typer.Option(None, "--source", "-s", help="Only this source id (repeatable; see `gmtool ls`).")
+SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this source id (repeatable; see `gmtool ls`).")
 WhereOpt = typer.Option(
-    None, "--where", "-w",
+    None, "--where", "-w", metavar="EXPR",
     help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
 )
 
@@ -186,8 +186,8 @@ def scan(
     directory: Optional[Path] = typer.Argument(None, help="Folder of rulebooks (default: the current library)."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Extraction processes (default: CPU count)."),
-    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", help="Extraction processes (default: CPU count)."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -222,10 +222,10 @@ def index_cmd(
     force: bool = typer.Option(False, "--force", "-f", help="Re-index even unchanged files."),
     force_clean: bool = typer.Option(False, "--force-clean", help="Wipe the index directory and rebuild it."),
     verify: bool = typer.Option(False, "--verify", help="Report missing, stale, orphaned and corrupt entries; change nothing."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", help="Extraction processes (default: CPU count)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", help="Extraction processes (default: CPU count)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
-    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -315,12 +315,12 @@ def _source_paths(eng: Any) -> dict[str, str]:
 @_handle
 def search(
     query: Optional[list[str]] = typer.Argument(
-        None, help="Words to look for (a name, a term). May be left out when --type or --where is given."
+        None, metavar="QUERY", help="Words to look for (a name, a term). May be left out when --type or --where is given."
     ),
     type_: Optional[list[str]] = TypeOpt,
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
-    limit: int = typer.Option(20, "--limit", "-n", help="How many results."),
+    limit: int = typer.Option(20, "--limit", "-n", metavar="N", help="How many results."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -342,16 +342,16 @@ def search(
 @app.command()
 @_handle
 def ask(
-    query: list[str] = typer.Argument(..., help="A plain-language question or description."),
+    query: list[str] = typer.Argument(..., metavar="QUESTION", help="A plain-language question or description."),
     type_: Optional[list[str]] = TypeOpt,
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
-    limit: int = typer.Option(10, "--limit", "-n", help="How many results."),
-    min_score: float = typer.Option(0.0, "--min-score", help="Drop results whose 0–1 relevance is below this."),
+    limit: int = typer.Option(10, "--limit", "-n", metavar="N", help="How many results."),
+    min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", help="Drop results whose 0–1 relevance is below this."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
-    device: str = typer.Option("auto", "--device", help="Embedding device: auto, cpu or cuda."),
-    timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the embedding before keyword-only."),
-    ranker: str = typer.Option("hybrid", "--ranker", help="hybrid (default) or bm25 (keyword only)."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", help="Seconds to wait for the embedding before keyword-only."),
+    ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -373,7 +373,7 @@ def ask(
 def show(
     source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title, e.g. \"Fireball\"."),
-    page: Optional[int] = typer.Option(None, "--page", "-p", help="Show this physical page instead."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", help="Show this physical page instead."),
     max_chars: int = typer.Option(8000, "--max-chars", help="Cut the text after this many characters (0: no cut)."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -393,7 +393,7 @@ def show(
 def open_cmd(
     source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title to open at."),
-    page: Optional[int] = typer.Option(None, "--page", "-p", help="Physical page to open at."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", help="Physical page to open at."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the viewer command instead of running it."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -412,7 +412,7 @@ def open_cmd(
 @app.command()
 @_handle
 def doctor(
-    device: str = typer.Option("auto", "--device", help="Device to test: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Device to test: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
