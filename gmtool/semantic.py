@@ -304,7 +304,8 @@ class _Dense:
                 vec = self._compatible(vs, sid, fingerprint)
             idx = _load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
             if idx is None:
-                idx = units(lib.records[sid].entries)[0]
+                rec = lib.record(sid)
+                idx = units(rec.entries)[0] if rec is not None else []
             if vec is None or len(vec) != len(idx):
                 self.missing.append(sid)
                 continue
@@ -489,9 +490,10 @@ def _global_targets(lib: Library) -> np.ndarray:
     cached = lib.cache.get("targets")
     if cached is None:
         out = np.empty(lib.n_docs, dtype=np.int64)
-        for sid in sorted(lib.metas):
+        for sid, meta in lib.metas.items():
             off = lib.offsets[sid]
-            t = fold_targets(lib.records[sid].entries)
+            rec = lib.record(sid)
+            t = fold_targets(rec.entries) if rec is not None else list(range(meta.entry_count))
             out[off : off + len(t)] = np.asarray(t, dtype=np.int64) + off
         lib.cache["targets"] = out
         cached = out
@@ -508,14 +510,11 @@ def _fold_max(scores: np.ndarray, targets: np.ndarray, n: int) -> np.ndarray:
 
 
 def _ranks(x: np.ndarray | None, allowed: np.ndarray, k: int = 200) -> dict[int, int]:
-    from .rank.bm25 import top_k
+    """1-based rank of each of the k best allowed documents under score x (for --explain)."""
+    import numpy as np
 
     if x is None:
         return {}
-    import numpy as np
-
-    xx = np.where(allowed, x, -np.inf) if x.min() < 0 else np.where(allowed, x, 0.0)
-    return {int(g): r for r, g in enumerate(top_k(xx - (xx.min() if np.isfinite(xx.min()) else 0) + 1e-9, k, allowed), 1)}
-
-
-
+    idx = np.flatnonzero(allowed)
+    best = idx[np.argsort(-x[idx], kind="stable")][:k]
+    return {int(g): r for r, g in enumerate(best, 1)}

@@ -16,6 +16,7 @@ import pytest
 from conftest import SAMPLE, SESSION_CACHE
 from typer.testing import CliRunner
 
+from gmtool import store
 from gmtool.cli import app
 from gmtool.engine import Engine
 from gmtool.rank.vectors import VectorStore
@@ -337,3 +338,13 @@ def test_missing_model_scan_and_ask_fall_back(sample_lib: Path, monkeypatch: pyt
     cli = runner.invoke(app, ["ask", TANK, "--json", "-L", str(sample_lib)])
     assert cli.exit_code == 0, cli.stderr
     assert json.loads(cli.stdout)["mode"] == "keyword"
+
+
+def test_damaged_source_gives_a_warning_not_a_crash(sample_lib: Path) -> None:
+    Engine(sample_lib).scan(embed=False)
+    store.source_file(sample_lib / ".gmtool", "bestiary").write_bytes(b"{broken")
+    res = Engine(sample_lib).ask("a monster that turns people to stone", ranker="bm25")
+    assert any(w.startswith("INDEX_CORRUPT") for w in res.warnings), res.warnings
+    assert res.results and all(h.source_id != "bestiary" for h in res.results)
+    hits = Engine(sample_lib).search("saltglass").results
+    assert all(h.source_id != "bestiary" for h in hits)
