@@ -132,6 +132,7 @@ class Engine:
                 "content_type": e.content_type,
                 "fields": e.fields or None,
                 "index": i,
+                "line": e.line,
                 "children": [],
             }
 

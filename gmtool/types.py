@@ -62,6 +62,7 @@ class TocNode(TypedDict):
     content_type: str | None
     fields: dict[str, Any] | None
     index: int
+    line: int | None
     children: list[TocNode]
 
 

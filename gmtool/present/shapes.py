@@ -74,6 +74,7 @@ class TocNodeOut(TypedDict):
     content_type: str | None
     fields: dict[str, Any] | None
     index: int
+    line: int | None
 
 
 class TocOut(TypedDict):

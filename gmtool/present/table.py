@@ -139,7 +139,8 @@ def render_toc(console: Console, toc: TocResult) -> None:
 
     def add(parent: Tree, nodes: list[TocNode]) -> None:
         for n in nodes:
-            label = f"{escape(n['title'])} [dim]p.{n['page']}"
+            where = f"l.{n['line']}" if n.get("line") is not None else f"p.{n['page']}"
+            label = f"{escape(n['title'])} [dim]{where}"
             if n.get("page_label") and n["page_label"] != str(n["page"]):
                 label += f" ({escape(str(n['page_label']))})"
             label += "[/]"
