@@ -26,6 +26,7 @@ from .types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
 
 if TYPE_CHECKING:
     from .extract.pdf import PdfHead
+    from .rank.bm25 import Tokenized
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
@@ -88,15 +89,25 @@ def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
         return Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
 
 
-def _extract_job(path_str: str, workers: int) -> tuple[str, Document | Failure]:
+Extracted = tuple[str, "Document | Failure", "dict[str, Tokenized] | None"]
+
+
+def _with_tokens(path_str: str, result: Document | Failure) -> Extracted:
+    """Tokenize for the keyword index where the extraction ran (a worker), not in the parent."""
+    from .library import tokenize_entries
+
+    return path_str, result, tokenize_entries(result.entries) if isinstance(result, Document) else None
+
+
+def _extract_job(path_str: str, workers: int) -> Extracted:
     """A whole file, extracted and classified (in the parent or in a worker process)."""
     from .extract import extract
 
     path = Path(path_str)
-    return path_str, _guarded(path, lambda: extract(path, workers=workers))
+    return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers)))
 
 
-def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Document | Failure]]:
+def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
     """Results in `todo` order. With workers > 1 one process pool serves the whole run: a big PDF's
     page ranges and whole small files are all queued at once, so workers never wait for the parent,
     which merges and classifies one book while the workers read the next."""
@@ -124,10 +135,10 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Docum
                     continue
             plan.append((p, None, [pool.submit(_extract_job, str(p), 1)], None))
         # Merging and classifying a big PDF runs in the pool too, so the parent only saves.
-        finals: list[Future[Any] | tuple[str, Failure]] = []
+        finals: list[Future[Any] | Extracted] = []
         for p, head, futs, fail in plan:
             if fail is not None:
-                finals.append((str(p), fail))
+                finals.append((str(p), fail, None))
             elif head is None:
                 finals.append(futs[0])
             else:
@@ -135,18 +146,18 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[tuple[str, Docum
                     pages = [page for f in futs for page in f.result()]
                 except Exception as exc:  # noqa: BLE001 - a worker failing on a hostile page
                     finals.append((str(p), Failure(p.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200],
-                                                   "the file may be damaged; re-export it")))
+                                                   "the file may be damaged; re-export it"), None))
                     continue
                 finals.append(pool.submit(_assemble_job, str(p), head, pages))
         for item in finals:
-            yield item if isinstance(item, tuple) else cast("tuple[str, Document | Failure]", item.result())
+            yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 
 
-def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> tuple[str, Document | Failure]:
+def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> Extracted:
     from .extract.pdf import assemble
 
     path = Path(path_str)
-    return path_str, _guarded(path, lambda: assemble(path, head, pages))
+    return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages)))
 
 
 def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Failure:
@@ -361,7 +372,7 @@ def run_index(
         done = 0
         if progress:
             progress(0, len(todo), "extracting")
-        for path_str, result in _iter_extracted(todo, workers):
+        for path_str, result, toks in _iter_extracted(todo, workers):
             p = Path(path_str)
             r = rel(p)
             done += 1
@@ -378,6 +389,10 @@ def run_index(
             sid = old.source_id if old else new_ids[path_str]
             meta = _meta(sid, p, r, result, size, mtime, sha)
             store.save_source(paths.index_dir, meta, result)
+            if toks is not None:
+                from .library import save_tokens
+
+                save_tokens(paths.index_dir, sid, meta, toks)
             manifest.sources[sid] = meta
             _record_stat(paths.index_dir, manifest, sid)
             failed_before.pop(r, None)

@@ -54,30 +54,47 @@ def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
     return index_dir / "tokens" / f"{sid}.{key}.v{KEYWORD_VERSION}.npz"
 
 
-def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
-    """A source's title and body tokens: from its cache, else tokenized now and cached."""
+def load_tokens(index_dir: Path, sid: str, meta: SourceMeta) -> dict[str, Tokenized] | None:
+    import numpy as np
+
+    from .rank.bm25 import Tokenized
+
+    try:
+        with np.load(_token_cache(index_dir, sid, meta), allow_pickle=False) as z:
+            return {f: Tokenized(z[f"{f}_vocab"].tolist(), z[f"{f}_cols"], z[f"{f}_lengths"]) for f in ("title", "body")}
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
+    """Title and body tokens of one source (runs in the extraction workers when there are some)."""
+    from .rank.bm25 import tokenize_block
+
+    return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
+
+
+def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized]) -> None:
     import io
 
     import numpy as np
 
-    from .rank.bm25 import Tokenized, tokenize_block
-
-    path = _token_cache(index_dir, sid, meta)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {f: Tokenized(z[f"{f}_vocab"].tolist(), z[f"{f}_cols"], z[f"{f}_lengths"]) for f in ("title", "body")}
-    except (OSError, ValueError, KeyError):
-        pass
-    out = {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
     buf = io.BytesIO()
     arrays = {}
-    for f, t in out.items():
+    for f, t in toks.items():
         arrays[f"{f}_vocab"] = np.array(t.vocab, dtype=str)
         arrays[f"{f}_cols"] = t.cols
         arrays[f"{f}_lengths"] = t.lengths
     np.savez(buf, **arrays)  # type: ignore[arg-type]
-    store.atomic_write(path, buf.getvalue())
-    return out
+    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue())
+
+
+def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
+    """A source's title and body tokens: from its cache, else tokenized now and cached."""
+    toks = load_tokens(index_dir, sid, meta)
+    if toks is None or len(toks["title"].lengths) != len(entries):
+        toks = tokenize_entries(entries)
+        save_tokens(index_dir, sid, meta, toks)
+    return toks
 
 
 def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
@@ -102,9 +119,6 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         titles.extend(e.title for e in entries)
         types.extend(e.content_type for e in entries)
         toks = _source_tokens(index_dir, sid, meta, entries)
-        if len(toks["title"].lengths) != len(entries):  # a damaged cache: tokenize again
-            _token_cache(index_dir, sid, meta).unlink(missing_ok=True)
-            toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
             blocks[f].append(toks[f])
         keep.add(_token_cache(index_dir, sid, meta).name)
