@@ -86,7 +86,7 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         t.add_column("Page", justify="right", no_wrap=True, min_width=4)
         if scored:
             t.add_column("Score", justify="right", no_wrap=True, style="green")
-        t.add_column("Section", style="dim", overflow="ellipsis", min_width=10, ratio=2)
+        t.add_column("Section", style="dim", overflow="ellipsis", no_wrap=True, min_width=10, ratio=2)
         if explain:
             t.add_column("Why", overflow="fold", min_width=16, ratio=3)
         else:
@@ -104,7 +104,7 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
             if scored:
                 row.append(f"{h.score:.2f}")
             last = escape(_why(h.explain)) if explain and h.explain else escape(h.snippet)
-            t.add_row(*row, escape(h.section_path[-1] if h.section_path else ""), last)
+            t.add_row(*row, escape(" › ".join(h.section_path[-2:])), last)
         console.print(t)
         console.print()
 
