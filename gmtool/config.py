@@ -30,23 +30,22 @@ class Paths:
     config_file: Path
 
 
-def config_dir() -> Path:
-    """The user config dir; $GMTOOL_CONFIG_DIR overrides it (tests isolate themselves this way)."""
-    env = os.environ.get(ENV_CONFIG_DIR)
+def _user_dir(override: str, xdg: str, fallback: str) -> Path:
+    """$GMTOOL_* override, else the XDG base dir, else its usual place under the home dir."""
+    env = os.environ.get(override)
     if env:
         return Path(env)
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".config"
-    return base / "gmtool"
+    base = os.environ.get(xdg)
+    return (Path(base) if base else Path.home() / fallback) / "gmtool"
+
+
+def config_dir() -> Path:
+    """The user config dir; $GMTOOL_CONFIG_DIR overrides it (tests isolate themselves this way)."""
+    return _user_dir(ENV_CONFIG_DIR, "XDG_CONFIG_HOME", ".config")
 
 
 def cache_dir() -> Path:
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "gmtool"
+    return _user_dir(ENV_CACHE_DIR, "XDG_CACHE_HOME", ".cache")
 
 
 def _config_file() -> Path:

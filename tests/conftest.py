@@ -56,16 +56,22 @@ def corpus_lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         shutil.copy2(CORPUS / "pdf" / name, lib / name)
     for name in CORPUS_MDS:
         shutil.copy2(CORPUS / "md" / name, lib / name)
+    scan_isolated(lib, lib / ".config")
+    yield lib
+
+
+def scan_isolated(lib: Path, config: Path, workers: int | None = None) -> None:
+    """A keyword-only scan for module- or session-scoped fixtures, which cannot use monkeypatch:
+    the user config dir points at `config` for the scan only."""
     from gmtool.engine import Engine
 
     old = os.environ.get("GMTOOL_CONFIG_DIR")
-    os.environ["GMTOOL_CONFIG_DIR"] = str(lib / ".config")
+    os.environ["GMTOOL_CONFIG_DIR"] = str(config)
     try:
-        report = Engine(lib).scan(embed=False)
+        report = Engine(lib).scan(embed=False, workers=workers)
     finally:
         if old is None:
             os.environ.pop("GMTOOL_CONFIG_DIR", None)
         else:
             os.environ["GMTOOL_CONFIG_DIR"] = old
     assert not report.failed, report.failed
-    yield lib

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import scan_isolated
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -25,18 +26,7 @@ runner = CliRunner()
 
 
 def _scan(lib: Path, config: Path) -> None:
-    from gmtool.engine import Engine
-
-    old = os.environ.get("GMTOOL_CONFIG_DIR")
-    os.environ["GMTOOL_CONFIG_DIR"] = str(config)
-    try:
-        report = Engine(lib).scan(embed=False, workers=1)
-    finally:
-        if old is None:
-            os.environ.pop("GMTOOL_CONFIG_DIR", None)
-        else:
-            os.environ["GMTOOL_CONFIG_DIR"] = old
-    assert not report.failed, report.failed
+    scan_isolated(lib, config, workers=1)
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from ..text import tokenize
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-__all__ = ["BM25Index", "Csc", "Tokenized", "load_arrays", "save_arrays", "tokenize_block", "top_k"]
+__all__ = ["BM25Index", "Csc", "Tokenized", "load_arrays", "load_matrix", "save_arrays", "tokenize_block", "top_k"]
 
 FORMAT = "gmtool-bm25"
 FORMAT_VERSION = 1
@@ -154,6 +154,26 @@ class Csc(NamedTuple):
         import scipy.sparse as sp
 
         return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+
+def load_matrix(
+    path: Path, fmt: str, version: int, terms_key: str
+) -> tuple[Csc, list[str], dict[str, np.ndarray], dict[str, Any]]:
+    """A saved term matrix and its column names; any inconsistency is INDEX_CORRUPT."""
+    arrays, meta = load_arrays(path, fmt, version)
+    try:
+        shape = (int(meta["shape"][0]), int(meta["shape"][1]))
+        terms = list(meta.pop(terms_key))
+        if len(terms) != shape[1]:
+            raise ValueError("the column names do not match the matrix")
+        matrix = Csc.from_arrays(arrays, shape)
+    except Exception as exc:  # noqa: BLE001 - any inconsistency means a corrupt file
+        raise IndexError_(
+            "INDEX_CORRUPT",
+            f"index file {path} is inconsistent ({exc})",
+            "run `gmtool scan` to rebuild it",
+        ) from None
+    return matrix, terms, arrays, meta
 
 
 def add_columns(matrix: Csc, cols: Iterable[tuple[int, float]], out: np.ndarray) -> np.ndarray:
@@ -337,19 +357,7 @@ class BM25Index:
 
     @classmethod
     def load(cls, path: Path) -> BM25Index:
-        arrays, meta = load_arrays(path, FORMAT, FORMAT_VERSION)
-        try:
-            shape = (int(meta["shape"][0]), int(meta["shape"][1]))
-            terms = meta.pop("terms")
-            if len(terms) != shape[1]:
-                raise ValueError("vocabulary size does not match the matrix")
-            matrix = Csc.from_arrays(arrays, shape)
-        except Exception as exc:  # noqa: BLE001 - any inconsistency means a corrupt file
-            raise IndexError_(
-                "INDEX_CORRUPT",
-                f"index file {path} is inconsistent ({exc})",
-                "run `gmtool scan` to rebuild it",
-            ) from None
+        matrix, terms, _arrays, meta = load_matrix(path, FORMAT, FORMAT_VERSION, "terms")
         vocab = dict(zip(terms, range(len(terms)), strict=False))
         keep: dict[str, Any] = {k: meta[k] for k in ("fields", "weights") if k in meta}
         return cls(matrix, vocab, keep)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import IndexError_
 from ..text import normalize, stem
-from .bm25 import Csc, add_columns, load_arrays, save_arrays
+from .bm25 import Csc, add_columns, load_matrix, save_arrays
 
 __all__ = ["TitleMatcher", "char_ngrams", "correct_tokens", "edit_distance"]
 
@@ -125,20 +125,11 @@ class TitleMatcher:
 
     @classmethod
     def load(cls, path: Path) -> TitleMatcher:
-        arrays, meta = load_arrays(path, FORMAT, FORMAT_VERSION)
-        try:
-            shape = (int(meta["shape"][0]), int(meta["shape"][1]))
-            terms = meta["grams"]
-            if len(terms) != shape[1] or arrays["idf"].shape != (shape[1],):
-                raise ValueError("gram table does not match the matrix")
-            matrix = Csc.from_arrays(arrays, shape)
-        except Exception as exc:  # noqa: BLE001 - any inconsistency means a corrupt file
-            raise IndexError_(
-                "INDEX_CORRUPT",
-                f"index file {path} is inconsistent ({exc})",
-                "run `gmtool scan` to rebuild it",
-            ) from None
-        return cls(matrix, dict(zip(terms, range(len(terms)), strict=False)), arrays["idf"])
+        matrix, terms, arrays, _meta = load_matrix(path, FORMAT, FORMAT_VERSION, "grams")
+        idf = arrays.get("idf")
+        if idf is None or idf.shape != (len(terms),):
+            raise IndexError_("INDEX_CORRUPT", f"index file {path} is inconsistent (idf)", "run `gmtool scan` to rebuild it")
+        return cls(matrix, dict(zip(terms, range(len(terms)), strict=False)), idf)
 
 
 # --- spelling correction of query tokens -------------------------------------------------
