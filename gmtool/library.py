@@ -162,7 +162,7 @@ class _Records(Mapping[str, store.SourceRecord]):
 
 
 class Library:
-    """All indexed sources, flattened: global doc i is entry `doc_entry[i]` of `doc_source[i]`.
+    """All indexed sources, flattened: global doc `gid` is entry `gid - offsets[sid]` of `source_of(gid)`.
 
     The layout (which documents belong to which source) comes from the manifest alone, so the
     persisted keyword index can answer before any source file is read; a source is read when a
@@ -182,10 +182,11 @@ class Library:
             self.offsets[sid] = n
             n += meta.entry_count
         self.n_docs = n
+        self._sids = list(self.offsets)
+        self._starts = list(self.offsets.values())
         self._loaded: dict[str, store.SourceRecord | None] = {}
         self.records = _Records(self)
         self._entries: list[Entry] | None = None
-        self._doc_source: list[str] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
         self._docs: tuple[list[str], list[str | None]] | None = None
         self._source_idx: np.ndarray | None = None
@@ -228,31 +229,16 @@ class Library:
             self._entries = out
         return self._entries
 
-    @property
-    def doc_source(self) -> list[str]:
-        if self._doc_source is None:
-            self._doc_source = [sid for sid, m in self.metas.items() for _ in range(m.entry_count)]
-        return self._doc_source
-
     def source_of(self, gid: int) -> str:
         import bisect
 
-        starts = list(self.offsets.values())
-        return list(self.offsets)[bisect.bisect_right(starts, gid) - 1]
-
-    def entry_index(self, gid: int) -> int:
-        return gid - self.offsets[self.source_of(gid)]
-
-    @property
-    def doc_entry(self) -> list[int]:
-        return [i for m in self.metas.values() for i in range(m.entry_count)]
+        return self._sids[bisect.bisect_right(self._starts, gid) - 1]
 
     def entry(self, gid: int) -> Entry | None:
         """Global doc `gid`, reading only its own source; None when that source is damaged."""
-        if self._entries is not None:
-            sid = self.source_of(gid)
-            return self._entries[gid] if self._loaded.get(sid) is not None else None
         sid = self.source_of(gid)
+        if self._entries is not None:
+            return self._entries[gid] if self._loaded.get(sid) is not None else None
         rec = self.record(sid)
         return rec.entries[gid - self.offsets[sid]] if rec is not None else None
 
