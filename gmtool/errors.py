@@ -27,9 +27,6 @@ class GmtoolError(Exception):
         if exit_code is not None:
             self.exit_code = exit_code
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
-
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 

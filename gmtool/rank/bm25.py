@@ -150,8 +150,6 @@ class Csc(NamedTuple):
     def arrays(self) -> dict[str, np.ndarray]:
         return {"data": self.data, "indices": self.indices, "indptr": self.indptr}
 
-    def to_scipy(self) -> sp.csc_matrix:
-        import scipy.sparse as sp
 
         return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
