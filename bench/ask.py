@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import GMTOOL, SHARED, bench_env, eval_library, median, pct  # noqa: E402
+from _corpus import GMTOOL, SHARED, bench_env, eval_library, median, pct
 
 
 def queries() -> list[dict]:
@@ -55,7 +55,7 @@ def throughput(lib: Path, device: str, n: int) -> tuple[float, float, int]:
     import numpy as np
 
     from gmtool.engine import Engine
-    from gmtool.semantic import units
+    from gmtool.query.ask import units
 
     eng = Engine(lib)
     lib_ = eng.library()

@@ -22,7 +22,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "pdf"
 
 
 def bench_gmtool(path: Path, workers: int, repeat: int) -> tuple[int, float, float, int]:
-    from gmtool.extract.pdf import extract_pdf
+    from gmtool.index.extract.pdf import extract_pdf
 
     best_wall = best_cpu = float("inf")
     pages = entries = 0

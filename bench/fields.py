@@ -1,9 +1,9 @@
-"""Measure gmtool.fields.parse_fields against the 5e SRD API data (2014).
+"""Measure gmtool.index.fields.parse_fields against the 5e SRD API data (2014).
 
     .venv/bin/python bench/fields.py [--no-cache] [--fallback] [--show-misses N] [FILE ...]
 
-For each book: extract it with gmtool's own extractor (gmtool.extract.pdf / markdown),
-classify it with gmtool.classify when that exists, then run parse_fields on every entry whose
+For each book: extract it with gmtool's own extractor (gmtool.index.extract.pdf / markdown),
+classify it with gmtool.index.classify when that exists, then run parse_fields on every entry whose
 normalised title is a spell, monster or magic item of the ground truth, and compare the
 fields. Without the PDF extractor (or with --fallback) the PDF text comes from pypdfium2 and
 is split wherever a line equals a ground-truth name. Extraction is cached under /tmp.
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gmtool.fields import parse_fields
+from gmtool.index.fields import parse_fields
 from gmtool.types import Document, Entry
 
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -112,13 +112,13 @@ def extract_real(path: Path, use_cache: bool) -> Document | None:
     """gmtool's own extractor, or None when it is not there (yet) or fails."""
     try:
         if path.suffix.lower() == ".pdf":
-            from gmtool.extract.pdf import extract_pdf
+            from gmtool.index.extract.pdf import extract_pdf
 
             fn: Callable[[Path], Document] = extract_pdf
 
             stamp = _module_stamp(*(f"gmtool/extract/{m}.py" for m in ("pdf", "pdf_layout", "pdf_sections")))
         else:
-            from gmtool.extract.markdown import extract_markdown
+            from gmtool.index.extract.markdown import extract_markdown
 
             fn = extract_markdown
 
@@ -169,7 +169,7 @@ def extract_fallback(path: Path, names: set[str], use_cache: bool) -> Document:
 
 def classify_doc(doc: Document) -> bool:
     try:
-        from gmtool.classify import classify  # type: ignore[import-not-found]
+        from gmtool.index.classify import classify  # type: ignore[import-not-found]
     except ImportError:
         return False
     classify(doc)  # sets entry.content_type in place

@@ -166,7 +166,7 @@ def _usage(name: str, cmd: Any, ctx: Any) -> str:
 
 
 def _env_vars(cli: Any) -> list[str]:
-    from gmtool import config
+    from gmtool import settings as config
 
     names = [v for k, v in vars(config).items() if k.startswith("ENV_") and isinstance(v, str)]
     names += re.findall(r"\bGMTOOL_[A-Z_]+", cli.ENV_HELP)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import BENCH_DIR, CORPUS, GMTOOL, PDFS, bench_env, median  # noqa: E402
+from _corpus import BENCH_DIR, CORPUS, GMTOOL, PDFS, bench_env, median
 
 
 def fresh_pdf_lib() -> Path:

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import BENCH_DIR, GMTOOL, PDFS, SHARED, bench_env, corpus_library, median, pct  # noqa: E402
+from _corpus import BENCH_DIR, GMTOOL, PDFS, SHARED, bench_env, corpus_library, median, pct
 
 QUERIES = [json.loads(line)["query"] for line in open(SHARED / "eval" / "dev_search.jsonl")] + [
     "firball", "owl bear", "magic missile", "half-elf", "dragon", "grapple", "longsword", "potion of healing",
@@ -42,8 +42,8 @@ def in_process(lib: Path, runs: int) -> tuple[float, float, int]:
 
 def synthetic(lib: Path, books: int) -> Path:
     """Repeat the corpus sources under new ids until there are `books` sources."""
-    from gmtool import store
-    from gmtool.library import build_keyword_index
+    from gmtool.storage import store
+    from gmtool.query.library import build_keyword_index
 
     dest = BENCH_DIR / f"synthetic-{books}"
     idx = dest / ".gmtool"

@@ -1,3 +1,3 @@
-from .cli import main
+from gmtool.cli import main
 
 main()

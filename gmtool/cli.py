@@ -19,8 +19,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer
 
-from . import __version__
-from .errors import EXIT_ERROR, EXIT_PARTIAL, GmtoolError
+from gmtool import __version__
+from gmtool.errors import EXIT_ERROR, EXIT_PARTIAL, GmtoolError
 
 EXIT_CODES = """Exit codes: 0 ok, 1 error, 2 bad usage or bad query, 3 partial failure (some files failed in a scan)."""
 
@@ -121,13 +121,13 @@ def _handle(fn: F) -> F:
 
 
 def _engine(library: Optional[Path]) -> Any:
-    from .engine import Engine
+    from gmtool.engine import Engine
 
     return Engine(library)
 
 
 def _print_json(obj: Any) -> None:
-    from .present.jsonout import dumps
+    from gmtool.present.jsonout import dumps
 
     sys.stdout.write(dumps(obj) + "\n")
     sys.stdout.flush()
@@ -172,7 +172,7 @@ def _report_exit(report: Any, as_json: bool) -> None:
     if as_json:
         _print_json(report)
     else:
-        from .present.table import render_scan
+        from gmtool.present.table import render_scan
 
         _warn(report.warnings)
         render_scan(_out_console(), report)
@@ -196,7 +196,7 @@ def scan(
     Unchanged files are skipped; deleted files are dropped; one bad file never stops the scan.
     Exit code 3 when some files failed.
     """
-    from .errors import UsageError
+    from gmtool.errors import UsageError
 
     target = directory or library
     if directory is not None and not directory.is_dir():
@@ -239,7 +239,7 @@ def index_cmd(
         if as_json:
             _print_json(rep)
         else:
-            from .present.table import render_verify
+            from gmtool.present.table import render_verify
 
             render_verify(_out_console(), rep)
         raise typer.Exit(0 if rep.healthy else EXIT_ERROR)
@@ -267,7 +267,7 @@ def ls_cmd(
     eng = _engine(library)
     sources = eng.sources() if eng.has_index() else []
     if as_json:
-        from .present.jsonout import source_dict
+        from gmtool.present.jsonout import source_dict
 
         data: dict[str, Any] = {"sources": [source_dict(m) for m in sources]}
         if verbose:
@@ -275,7 +275,7 @@ def ls_cmd(
                              "library_from": eng.paths.library_from, "config_file": str(eng.paths.config_file)}
         _print_json(data)
         return
-    from .present.table import render_sources
+    from gmtool.present.table import render_sources
 
     con = _out_console()
     if verbose:
@@ -301,7 +301,7 @@ def toc(
         _print_json({"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
                      "entries": res.entries})
         return
-    from .present.table import render_toc
+    from gmtool.present.table import render_toc
 
     render_toc(_out_console(), res)
 
@@ -333,7 +333,7 @@ def search(
     if as_json:
         _print_json(res)
         return
-    from .present.table import render_search
+    from gmtool.present.table import render_search
 
     _warn(res.warnings)
     render_search(_out_console(), res, _source_paths(eng))
@@ -362,7 +362,7 @@ def ask(
     if as_json:
         _print_json(res)
         return
-    from .present.table import render_search
+    from gmtool.present.table import render_search
 
     _warn(res.warnings)
     render_search(_out_console(), res, _source_paths(eng), explain=explain)
@@ -383,7 +383,7 @@ def show(
     if as_json:
         _print_json(res)
         return
-    from .present.table import render_read
+    from gmtool.present.table import render_read
 
     render_read(_out_console(), res)
 
@@ -399,7 +399,7 @@ def open_cmd(
     as_json: bool = JsonOpt,
 ) -> None:
     """Open a book in your PDF viewer at a section or page ($GMTOOL_PDF_VIEWER: "zathura -P {page} {path}")."""
-    from .viewer import open_at
+    from gmtool.viewer import open_at
 
     eng = _engine(library)
     res = open_at(eng, source, title=title, page=page, dry_run=dry_run)
@@ -421,7 +421,7 @@ def doctor(
     if as_json:
         _print_json(data)
         return
-    from .present.table import render_kv
+    from gmtool.present.table import render_kv
 
     con = _out_console()
     for section, values in data.items():
@@ -433,7 +433,7 @@ def doctor(
 @_handle
 def serve(library: Optional[Path] = LibraryOpt) -> None:
     """Run the MCP server over stdio for AI assistants (stdout carries only protocol messages)."""
-    from .mcp import run_server
+    from gmtool.mcp import run_server
 
     run_server(library)
 

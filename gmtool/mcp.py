@@ -24,17 +24,17 @@ from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
 
-from .engine import Engine, ReadResult, TocResult
-from .errors import GmtoolError
-from .present.jsonout import scan_dict, search_dict, source_dict
-from .present.shapes import (
+from gmtool.engine import Engine, ReadResult, TocResult
+from gmtool.errors import GmtoolError
+from gmtool.present.jsonout import scan_dict, search_dict, source_dict
+from gmtool.present.shapes import (
     IndexOut,
     LibraryOut,
     ScanOut,
     SearchOut,
     TocOut,
 )
-from .types import CONTENT_TYPES, TocNode
+from gmtool.types import CONTENT_TYPES, TocNode
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON)
 PAGE_CHARS = 15_000  # a TOC page's budget, leaving room for the envelope

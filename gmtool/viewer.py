@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import ENV_VIEWER
-from .errors import GmtoolError, UsageError
+from gmtool.errors import GmtoolError, UsageError
+from gmtool.settings import ENV_VIEWER
 
 # Viewers that can open a PDF at a physical (1-based) page, in order of preference.
 # evince's -p means a page *label*; -i is the physical page index, which is what gmtool stores.

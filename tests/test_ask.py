@@ -16,12 +16,12 @@ import pytest
 from conftest import SAMPLE, SESSION_CACHE
 from typer.testing import CliRunner
 
-from gmtool import store
+from gmtool.storage import store
 from gmtool.cli import app
 from gmtool.engine import Engine
-from gmtool.rank.vectors import VectorStore
-from gmtool.semantic import expand
-from gmtool.text import tokenize
+from gmtool.query.ask import expand
+from gmtool.storage.vectors import VectorStore
+from gmtool.textnorm import tokenize
 
 TANK = "a tanky spellcaster class"
 FALL = "what happens when I fall"

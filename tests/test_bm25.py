@@ -13,7 +13,7 @@ from rank_bm25 import BM25Okapi
 from gmtool.errors import GmtoolError
 from gmtool.rank.bm25 import BM25Index, top_k
 from gmtool.rank.fuzzy import TitleMatcher, correct_tokens, edit_distance
-from gmtool.text import tokenize
+from gmtool.textnorm import tokenize
 
 SRD_MD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "md" / "cc-srd5.md"
 QUERIES = [
@@ -225,7 +225,7 @@ def test_fuzzy_title_top_match(query, title):
     m = TitleMatcher.build(titles)
     s = m.scores(query)
     assert titles[int(np.argmax(s))] == title
-    assert 0.0 <= s.min() and s.max() <= 1.0
+    assert s.min() >= 0.0 and s.max() <= 1.0
 
 
 def test_fuzzy_scores_are_cosines(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gmtool.classify import classify
+from gmtool.index.classify import classify
 from gmtool.types import Document, Entry
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
@@ -378,7 +378,7 @@ def cc_srd_md():
     path = CORPUS / "md" / "cc-srd5.md"
     if not path.exists() or not SRD_DATA.exists():
         pytest.skip(f"corpus not available under {CORPUS}")
-    from gmtool.extract.markdown import extract_markdown
+    from gmtool.index.extract.markdown import extract_markdown
 
     doc = extract_markdown(path)
     classify(doc)
@@ -390,7 +390,7 @@ def _pdf_doc(name: str) -> Document:
     if not path.exists() or not SRD_DATA.exists():
         pytest.skip(f"corpus not available under {CORPUS}")
     try:
-        from gmtool.extract.pdf import extract_pdf
+        from gmtool.index.extract.pdf import extract_pdf
     except ImportError as exc:
         pytest.skip(f"PDF extractor not available: {exc}")
     doc = extract_pdf(path)

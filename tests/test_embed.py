@@ -13,7 +13,7 @@ import pytest
 from gmtool.errors import GmtoolError
 from gmtool.rank import embed as embed_mod
 from gmtool.rank.embed import Embedder, load_embedder, model_status
-from gmtool.rank.vectors import VectorStore, section_key
+from gmtool.storage.vectors import VectorStore, section_key
 
 FIREBALL = ("Fireball. 3rd-level evocation. A bright streak flashes from your pointing finger to a point "
             "you choose within range and then blossoms with a low roar into an explosion of flame. Each "
@@ -48,7 +48,7 @@ def _cuda_usable() -> tuple[bool, str]:
 
 
 def test_import_is_cheap() -> None:
-    code = ("import sys, gmtool.rank.embed, gmtool.rank.vectors; "
+    code = ("import sys, gmtool.rank.embed, gmtool.storage.vectors; "
             "print(any(m in sys.modules for m in ('onnxruntime', 'tokenizers', 'numpy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gmtool.errors import ExtractError
-from gmtool.extract.markdown import extract_markdown
-from gmtool.extract.text import extract_text
+from gmtool.index.extract.markdown import extract_markdown
+from gmtool.index.extract.plaintext import extract_text
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 

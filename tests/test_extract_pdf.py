@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gmtool.errors import ExtractError
-from gmtool.extract.pdf import extract_pdf
+from gmtool.index.extract.pdf import extract_pdf
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "pdf"
 SRD51 = CORPUS / "SRD5.1-CCBY4.0_License_live_links.pdf"
@@ -324,7 +324,7 @@ def test_srd51_group_headings(srd51):
 
 
 def test_page_number_pattern():
-    from gmtool.extract.pdf_sections import _PAGE_NUMBER
+    from gmtool.index.extract.pdf_sections import _PAGE_NUMBER
 
     for s in ("12", "xiv", "XIV", "Page 3", "iv"):
         assert _PAGE_NUMBER.match(s), s

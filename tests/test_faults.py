@@ -16,7 +16,7 @@ from pathlib import Path
 import pdfgen
 import pytest
 
-from gmtool import store
+from gmtool.storage import store
 from gmtool.engine import Engine
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gmtool.fields import FIELD_TYPES, KEY_FIELDS, parse_fields
+from gmtool.index.fields import FIELD_TYPES, KEY_FIELDS, parse_fields
 
 # SRD 5.1 PDF text as pypdfium2 gives it: each word gap is tab + CR + space + no-break space,
 # each in-word hyphen is "-" followed by a soft hyphen and two hyphen variants.

@@ -11,7 +11,7 @@ import pdfgen
 import pytest
 from typer.testing import CliRunner
 
-from gmtool import store
+from gmtool.storage import store
 from gmtool.cli import app
 from gmtool.engine import Engine
 

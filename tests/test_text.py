@@ -1,4 +1,4 @@
-"""gmtool.text: normalisation of PDF oddities, tokenisation, stemming, slugs."""
+"""gmtool.textnorm: normalisation of PDF oddities, tokenisation, stemming, slugs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gmtool.text import STOPWORDS, content_tokens, normalize, slugify, stem, tokenize
+from gmtool.textnorm import STOPWORDS, content_tokens, normalize, slugify, stem, tokenize
 
 # SRD 5.1 stores each in-word hyphen as "-" + soft hyphen + hyphen + non-breaking hyphen.
 SRD_HYPHEN = "-\u00ad\u2010\u2011"
@@ -146,7 +146,7 @@ def test_slugify():
 
 def test_import_is_cheap():
     code = (
-        "import sys, gmtool.text; print(sorted(m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules))"
+        "import sys, gmtool.textnorm; print(sorted(m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

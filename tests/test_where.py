@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gmtool.errors import EXIT_USAGE, UsageError
-from gmtool.fields import FIELD_TYPES
-from gmtool.where import Condition, matches, parse_where, parse_where_dict
+from gmtool.index.fields import FIELD_TYPES
+from gmtool.query.where import Condition, matches, parse_where, parse_where_dict
 
 FIREBALL = {"level": 3, "school": "evocation", "concentration": False, "ritual": False, "range": "150 feet"}
 GOBLIN = {"size": "small", "type": "humanoid", "challenge": 0.25, "armor_class": 15, "hit_points": 7}
@@ -158,6 +158,6 @@ def test_import_is_cheap() -> None:
     import subprocess
     import sys
 
-    code = "import sys, gmtool.where; bad = {'numpy', 'pdfplumber', 'rich', 'typer', 'onnxruntime'} & set(sys.modules); print(sorted(bad))"
+    code = "import sys, gmtool.query.where; bad = {'numpy', 'pdfplumber', 'rich', 'typer', 'onnxruntime'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

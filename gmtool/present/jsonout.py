@@ -7,8 +7,8 @@ from typing import Any, cast
 
 import orjson
 
-from ..types import Hit, ScanReport, SearchResult, SourceMeta
-from .shapes import HitOut, ScanOut, SearchOut, SourceOut
+from gmtool.present.shapes import HitOut, ScanOut, SearchOut, SourceOut
+from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta
 
 _OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
 

@@ -10,10 +10,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
+from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
-    from ..engine import ReadResult, TocResult, VerifyReport
+    from gmtool.engine import ReadResult, TocResult, VerifyReport
 
 
 def _link(title: str, path: str | None, page: int) -> str:
@@ -35,7 +35,7 @@ def _page(h: Hit) -> str:
 def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
     if not fields or not ctype:
         return ""
-    from ..fields import KEY_FIELDS
+    from gmtool.index.fields import KEY_FIELDS
 
     out = []
     for k in KEY_FIELDS.get(ctype, []):

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import orjson
 
-from ..errors import IndexError_
-from ..text import tokenize
+from gmtool.errors import IndexError_
+from gmtool.textnorm import tokenize
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import IndexError_
-from ..text import normalize, stem
-from .bm25 import Csc, add_columns, load_matrix, save_arrays
+from gmtool.errors import IndexError_
+from gmtool.rank.bm25 import Csc, add_columns, load_matrix, save_arrays
+from gmtool.textnorm import normalize, stem
 
 __all__ = ["TitleMatcher", "char_ngrams", "correct_tokens", "edit_distance"]
 

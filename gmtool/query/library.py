@@ -13,15 +13,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import store
-from .errors import GmtoolError
-from .types import Entry, SourceMeta
+from gmtool.errors import GmtoolError
+from gmtool.storage import store
+from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .rank.bm25 import BM25Index, Tokenized
-    from .rank.fuzzy import TitleMatcher
+    from gmtool.rank.bm25 import BM25Index, Tokenized
+    from gmtool.rank.fuzzy import TitleMatcher
 
 KEYWORD_VERSION = 2  # bump when the keyword documents, weights or side files change
 TITLE_WEIGHT = 3.0
@@ -40,8 +40,8 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
-    from .rank.bm25 import BM25Index
-    from .rank.fuzzy import TitleMatcher
+    from gmtool.rank.bm25 import BM25Index
+    from gmtool.rank.fuzzy import TitleMatcher
 
     bm25 = BM25Index.build(_keyword_fields(entries), weights={"title": TITLE_WEIGHT, "body": 1.0})
     fuzzy = TitleMatcher.build([e.title for e in entries])
@@ -57,7 +57,7 @@ def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
 def load_tokens(index_dir: Path, sid: str, meta: SourceMeta) -> dict[str, Tokenized] | None:
     import numpy as np
 
-    from .rank.bm25 import Tokenized
+    from gmtool.rank.bm25 import Tokenized
 
     try:
         with np.load(_token_cache(index_dir, sid, meta), allow_pickle=False) as z:
@@ -68,7 +68,7 @@ def load_tokens(index_dir: Path, sid: str, meta: SourceMeta) -> dict[str, Tokeni
 
 def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
     """Title and body tokens of one source (runs in the extraction workers when there are some)."""
-    from .rank.bm25 import tokenize_block
+    from gmtool.rank.bm25 import tokenize_block
 
     return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
 
@@ -106,8 +106,8 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     kdir = index_dir / "keyword"
     if manifest.extra.get("keyword") == digest and (kdir / f"{digest}.bm25").exists():
         return
-    from .rank.bm25 import BM25Index
-    from .rank.fuzzy import TitleMatcher
+    from gmtool.rank.bm25 import BM25Index
+    from gmtool.rank.fuzzy import TitleMatcher
 
     titles: list[str] = []
     types: list[str | None] = []
@@ -257,8 +257,8 @@ class Library:
             loaded = None
             if digest:
                 with contextlib.suppress(GmtoolError, OSError, ValueError):
-                    from .rank.bm25 import BM25Index
-                    from .rank.fuzzy import TitleMatcher
+                    from gmtool.rank.bm25 import BM25Index
+                    from gmtool.rank.fuzzy import TitleMatcher
 
                     bm25 = BM25Index.load(kdir / f"{digest}.bm25")
                     fuzzy = TitleMatcher.load(kdir / f"{digest}.fuzzy")

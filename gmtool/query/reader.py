@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import store
-from .errors import UsageError
+from gmtool.errors import UsageError
+from gmtool.storage import store
 
 if TYPE_CHECKING:
-    from .engine import ReadResult
-    from .library import Library
+    from gmtool.engine import ReadResult
+    from gmtool.query.library import Library
 
 
 def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
@@ -24,7 +24,7 @@ def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
 
 
 def find_entry(lib: Library, sid: str, title: str) -> int:
-    from .text import normalize
+    from gmtool.textnorm import normalize
 
     entries = lib.require(sid).entries
     want = normalize(title)
@@ -50,7 +50,7 @@ def find_entry(lib: Library, sid: str, title: str) -> int:
 
 
 def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResult:
-    from .engine import ReadResult
+    from gmtool.engine import ReadResult
 
     entries = lib.require(sid).entries
     i = find_entry(lib, sid, title)
@@ -82,7 +82,7 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResu
 
 
 def read_page(lib: Library, sid: str, page: int, max_chars: int) -> ReadResult:
-    from .engine import ReadResult
+    from gmtool.engine import ReadResult
 
     meta = lib.metas[sid]
     if page < 1 or page > max(meta.pages, 1):

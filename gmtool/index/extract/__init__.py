@@ -8,22 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ExtractError
-from ..types import SUPPORTED_SUFFIXES, Document
+from gmtool.errors import ExtractError
+from gmtool.types import SUPPORTED_SUFFIXES, Document
 
 
 def extract(path: Path, workers: int = 1) -> Document:
     suffix = path.suffix.lower()
     if suffix == ".pdf":
-        from .pdf import extract_pdf
+        from gmtool.index.extract.pdf import extract_pdf
 
         return extract_pdf(path, workers=workers)
     if suffix in (".md", ".markdown"):
-        from .markdown import extract_markdown
+        from gmtool.index.extract.markdown import extract_markdown
 
         return extract_markdown(path)
     if suffix == ".txt":
-        from .text import extract_text
+        from gmtool.index.extract.plaintext import extract_text
 
         return extract_text(path)
     raise ExtractError(

@@ -10,8 +10,8 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
-from ..types import Entry
-from .pdf_layout import Line
+from gmtool.index.extract.pdf_layout import Line
+from gmtool.types import Entry
 
 _NORM = re.compile(r"[^a-z0-9]+")
 _DIGITS = re.compile(r"\d+")

@@ -20,9 +20,9 @@ from typing import Any
 
 import orjson
 
-from . import __version__
-from .errors import GmtoolError, IndexError_
-from .types import Document, Entry, SourceMeta
+from gmtool import __version__
+from gmtool.errors import GmtoolError, IndexError_
+from gmtool.types import Document, Entry, SourceMeta
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"

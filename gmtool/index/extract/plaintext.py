@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gmtool.extract.markdown import read_text_file
+from gmtool.index.extract.markdown import read_text_file
 from gmtool.types import Document, Entry
 
 _MINOR = frozenset(

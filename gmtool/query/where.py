@@ -1,4 +1,4 @@
-"""The `--where` filter grammar over typed fields (see gmtool.fields).
+"""The `--where` filter grammar over typed fields (see gmtool.index.fields).
 
     level=3   school=evocation   cr<=5   cr=1/4..2   concentration=yes   rarity!=common
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gmtool.errors import UsageError
-from gmtool.fields import FIELD_TYPES
+from gmtool.index.fields import FIELD_TYPES
 
 ALIASES: dict[str, str] = {"cr": "challenge", "lvl": "level", "ac": "armor_class", "hp": "hit_points"}
 

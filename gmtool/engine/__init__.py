@@ -7,16 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import config, store
-from .errors import GmtoolError, UsageError
-from .library import Library
-from .search import Filters, check_types, suggest_ids
-from .types import Entry, JSONValue, ScanReport, SearchResult, SourceMeta, TocNode, WhereArg
+from gmtool import settings as config
+from gmtool.errors import GmtoolError, UsageError
+from gmtool.query.library import Library
+from gmtool.query.search import Filters, check_types, suggest_ids
+from gmtool.storage import store
+from gmtool.types import Entry, JSONValue, ScanReport, SearchResult, SourceMeta, TocNode, WhereArg
 
 if TYPE_CHECKING:
-    from .indexer import Progress
-    from .rank.embed import Embedder
-    from .where import Condition
+    from gmtool.index.indexer import Progress
+    from gmtool.query.where import Condition
+    from gmtool.rank.embed import Embedder
 
 
 @dataclass
@@ -64,7 +65,7 @@ class VerifyReport:
 def _parse_where(where: WhereArg) -> list[Condition]:
     if not where:
         return []
-    from .where import parse_where, parse_where_dict
+    from gmtool.query.where import parse_where, parse_where_dict
 
     return parse_where_dict(where) if isinstance(where, dict) else parse_where(list(where))
 
@@ -94,7 +95,7 @@ class Engine:
         lib = self.library()
         if source_id in lib.metas:
             return source_id
-        from .text import slugify
+        from gmtool.textnorm import slugify
 
         key = slugify(source_id)
         for sid, m in lib.metas.items():
@@ -138,7 +139,7 @@ class Engine:
 
         out: list[TocNode] = []
         if types is not None or conds:
-            from .where import matches
+            from gmtool.query.where import matches
 
             for i, e in enumerate(entries):
                 if types is not None and e.content_type not in types:
@@ -174,7 +175,7 @@ class Engine:
         limit: int = 20,
         where: WhereArg = None,
     ) -> SearchResult:
-        from .search import search
+        from gmtool.query.search import search
 
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return search(self.library(), query, flt, limit=max(1, limit))
@@ -192,7 +193,7 @@ class Engine:
         ranker: str = "hybrid",
         explain: bool = False,
     ) -> SearchResult:
-        from .semantic import ask
+        from gmtool.query.ask import ask
 
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(
@@ -203,7 +204,7 @@ class Engine:
     def embedder(self, device: str = "auto") -> Embedder:
         """Loaded once per device and kept warm (the MCP server relies on this)."""
         if device not in self._embedders:
-            from .rank.embed import load_embedder
+            from gmtool.rank.embed import load_embedder
 
             self._embedders[device] = load_embedder(device=device)
         return self._embedders[device]
@@ -211,7 +212,7 @@ class Engine:
     def read(
         self, source_id: str, title: str | None = None, page: int | None = None, max_chars: int = 8000
     ) -> ReadResult:
-        from .reader import read_page, read_section
+        from gmtool.query.reader import read_page, read_section
 
         sid = self._source(source_id)
         lib = self.library()
@@ -235,7 +236,7 @@ class Engine:
         progress: Progress | None = None,
     ) -> ScanReport:
         """`index` over the whole library."""
-        from .indexer import run_index
+        from gmtool.index.indexer import run_index
 
         report = run_index(
             self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress
@@ -259,7 +260,7 @@ class Engine:
         device: str = "auto",
         progress: Progress | None = None,
     ) -> ScanReport:
-        from .indexer import run_index
+        from gmtool.index.indexer import run_index
 
         if force_clean:
             self.clean(wait=wait)
@@ -288,12 +289,12 @@ class Engine:
         self._lib = None
 
     def verify(self) -> VerifyReport:
-        from .verify import verify
+        from gmtool.index.verify import verify
 
         return verify(self.paths)
 
     def doctor(self, device: str = "auto") -> dict[str, dict[str, JSONValue]]:
-        from .doctor import doctor
+        from gmtool.engine.doctor import doctor
 
         return doctor(self, device)
 

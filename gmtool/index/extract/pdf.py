@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ExtractError
-from ..types import Document
+from gmtool.errors import ExtractError
+from gmtool.types import Document
 
 # Pages per worker task when workers > 1.
 _CHUNK_MIN = 16
@@ -90,7 +90,7 @@ def page_ranges(n: int, workers: int) -> list[tuple[int, int]]:
 
 
 def _read_pages(path: Path, n: int, workers: int):
-    from .pdf_layout import extract_page_range
+    from gmtool.index.extract.pdf_layout import extract_page_range
 
     ranges = page_ranges(n, workers)
     if len(ranges) == 1:
@@ -138,7 +138,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
-    from .pdf_sections import (
+    from gmtool.index.extract.pdf_sections import (
         OutlineItem,
         body_size,
         build_entries,

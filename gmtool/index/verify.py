@@ -6,20 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import store
-from .config import Paths
-from .discover import discover
-from .errors import GmtoolError
-from .indexer import _OpLog, file_sha256
+from gmtool.errors import GmtoolError
+from gmtool.index.discover import discover
+from gmtool.index.indexer import _OpLog, file_sha256
+from gmtool.settings import Paths
+from gmtool.storage import store
 
 if TYPE_CHECKING:
-    from .engine import Problem, VerifyReport
+    from gmtool.engine import Problem, VerifyReport
 
 _FIX = "run `gmtool index` to repair it"
 
 
 def verify(paths: Paths) -> VerifyReport:
-    from .engine import VerifyReport
+    from gmtool.engine import VerifyReport
 
     problems = _problems(paths)
     report = VerifyReport(healthy=not problems, sources=0, problems=problems)
@@ -37,7 +37,7 @@ def verify(paths: Paths) -> VerifyReport:
 
 
 def _problems(paths: Paths) -> list[Problem]:
-    from .engine import Problem
+    from gmtool.engine import Problem
 
     problems: list[Problem] = []
     idx = paths.index_dir
@@ -90,15 +90,15 @@ def _problems(paths: Paths) -> list[Problem]:
 
 
 def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
-    from .engine import Problem
-    from .library import keyword_digest
+    from gmtool.engine import Problem
+    from gmtool.query.library import keyword_digest
 
     digest = keyword_digest(manifest)
     bm25, fuzzy = idx / "keyword" / f"{digest}.bm25", idx / "keyword" / f"{digest}.fuzzy"
     if manifest.extra.get("keyword") != digest or not bm25.exists() or not fuzzy.exists():
         return [Problem("KEYWORD_STALE", str(idx / "keyword"), "the keyword index is missing or stale", _FIX)]
-    from .rank.bm25 import BM25Index
-    from .rank.fuzzy import TitleMatcher
+    from gmtool.rank.bm25 import BM25Index
+    from gmtool.rank.fuzzy import TitleMatcher
 
     for path, cls in ((bm25, BM25Index), (fuzzy, TitleMatcher)):
         try:
@@ -110,7 +110,7 @@ def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
 
 def _orphans(paths: Paths, known: set[str]) -> list[Problem]:
     """Files a killed run left behind; a live writer's temp files are work in progress."""
-    from .engine import Problem
+    from gmtool.engine import Problem
 
     out: list[Problem] = []
     idx = paths.index_dir

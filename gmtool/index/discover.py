@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from .config import INDEX_DIRNAME
-from .types import SUPPORTED_SUFFIXES
+from gmtool.settings import INDEX_DIRNAME
+from gmtool.types import SUPPORTED_SUFFIXES
 
 
 @functools.lru_cache(maxsize=256)

@@ -8,16 +8,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, store
-from .errors import GmtoolError
-from .types import JSONValue
+from gmtool import __version__
+from gmtool.errors import GmtoolError
+from gmtool.storage import store
+from gmtool.types import JSONValue
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from gmtool.engine import Engine
 
 
 def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValue]]:
-    from .rank.embed import model_status
+    from gmtool.rank.embed import model_status
 
     out: dict[str, dict[str, JSONValue]] = {
         "gmtool": {"version": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
@@ -54,7 +55,7 @@ def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValu
         lib = engine.library()
     except GmtoolError as exc:
         return {"status": exc.code, "message": exc.message, "hint": exc.hint}
-    from .rank.vectors import VectorStore
+    from gmtool.storage.vectors import VectorStore
 
     vs = VectorStore(engine.paths.index_dir)
     embedded = sum(1 for sid in lib.metas if fingerprint and vs.has(sid, fingerprint))

@@ -11,16 +11,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .search import Filters, make_hits, prepare
-from .types import Entry, SearchResult
+from gmtool.query.search import Filters, make_hits, prepare
+from gmtool.types import Entry, SearchResult
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .engine import Engine
-    from .library import Library
-    from .rank.vectors import VectorStore
-    from .store import Manifest
+    from gmtool.engine import Engine
+    from gmtool.query.library import Library
+    from gmtool.storage.store import Manifest
+    from gmtool.storage.vectors import VectorStore
 
 CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
 MAX_CHUNKS = 4
@@ -127,10 +127,10 @@ def units(entries: list[Entry]) -> tuple[list[int], list[str]]:
 
 def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", progress: Any = None) -> tuple[int, str | None]:
     """Writer side: bring every source's vectors up to date; a missing model only warns."""
-    from . import store
-    from .errors import GmtoolError
-    from .rank.embed import load_embedder
-    from .rank.vectors import VectorStore
+    from gmtool.errors import GmtoolError
+    from gmtool.rank.embed import load_embedder
+    from gmtool.storage import store
+    from gmtool.storage.vectors import VectorStore
 
     stamp = _embed_stamp(manifest, device)
     vdir = index_dir / "vectors"
@@ -174,8 +174,8 @@ def _embed_stamp(manifest: Manifest, device: str) -> str | None:
     """Identifies the sources, the model file and the device without loading the model."""
     import os
 
-    from .library import keyword_digest
-    from .rank.embed import resolve_model_path
+    from gmtool.query.library import keyword_digest
+    from gmtool.rank.embed import resolve_model_path
 
     path = resolve_model_path()
     if path is None or not path.is_file():
@@ -194,8 +194,8 @@ def _save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]
     """Which entry each vector belongs to, so a query never has to rebuild the windows."""
     import orjson
 
-    from .rank.vectors import section_key
-    from .store import atomic_write
+    from gmtool.storage.store import atomic_write
+    from gmtool.storage.vectors import section_key
 
     digest = section_key("\x1f".join(texts))
     atomic_write(_unit_index_path(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
@@ -219,14 +219,14 @@ def _load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
 def thesaurus() -> dict[str, list[str]]:
     import orjson
 
-    path = Path(__file__).with_name("data") / "thesaurus.json"
+    path = Path(__file__).resolve().parents[1] / "data" / "thesaurus.json"
     data = orjson.loads(path.read_bytes())
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
 def expand(query: str) -> dict[str, float]:
     """Curated expansion: phrases and words of the query -> rulebook vocabulary, at lower weight."""
-    from .text import normalize, tokenize
+    from gmtool.textnorm import normalize, tokenize
 
     q = " " + normalize(query) + " "
     own = set(tokenize(query))
@@ -246,8 +246,8 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     """Pseudo-relevance feedback: TF-IDF-weighted terms of the top BM25 sections."""
     import math
 
-    from .rank.bm25 import top_k
-    from .text import STOPWORDS, tokenize
+    from gmtool.rank.bm25 import top_k
+    from gmtool.textnorm import STOPWORDS, tokenize
 
     bm25, _ = lib.keyword()
     top = top_k(scores, PRF_DOCS, mask)
@@ -277,7 +277,7 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
 
 
 def type_intent(query: str) -> set[str]:
-    from .text import normalize
+    from gmtool.textnorm import normalize
 
     q = " " + normalize(query) + " "
     found = {t for t, words in TYPE_WORDS.items() if any(f" {w} " in q for w in words)}
@@ -292,7 +292,7 @@ class _Dense:
     def __init__(self, lib: Library, fingerprint: str) -> None:
         import numpy as np
 
-        from .rank.vectors import VectorStore
+        from gmtool.storage.vectors import VectorStore
 
         vs = VectorStore(lib.index_dir)
         mats = []
@@ -338,7 +338,7 @@ def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
 
 def _embed_query(engine: Engine, query: str, device: str, timeout: float) -> tuple[Any, Any, str | None]:
     """(embedder, vector, warning): the model load and the query embedding share one deadline."""
-    from .errors import GmtoolError
+    from gmtool.errors import GmtoolError
 
     def work() -> tuple[Any, Any]:
         emb = engine.embedder(device)
@@ -378,10 +378,10 @@ def ask(
 ) -> SearchResult:
     import numpy as np
 
-    from .errors import UsageError
-    from .rank.bm25 import top_k
-    from .search import keyword_scores
-    from .text import content_tokens, tokenize
+    from gmtool.errors import UsageError
+    from gmtool.query.search import keyword_scores
+    from gmtool.rank.bm25 import top_k
+    from gmtool.textnorm import content_tokens, tokenize
 
     if ranker not in ("hybrid", "bm25"):
         raise UsageError("INVALID_RANKER", f"unknown ranker '{ranker}'", "use --ranker hybrid or --ranker bm25")

@@ -18,15 +18,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from . import __version__, store
-from .config import Paths, remember_library
-from .discover import discover
-from .errors import GmtoolError, UsageError
-from .types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
+from gmtool import __version__
+from gmtool.errors import GmtoolError, UsageError
+from gmtool.index.discover import discover
+from gmtool.settings import Paths, remember_library
+from gmtool.storage import store
+from gmtool.types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
 
 if TYPE_CHECKING:
-    from .extract.pdf import PdfHead
-    from .rank.bm25 import Tokenized
+    from gmtool.index.extract.pdf import PdfHead
+    from gmtool.rank.bm25 import Tokenized
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
@@ -46,7 +47,7 @@ _FORMAT_RANK = {".pdf": 0, ".md": 1, ".markdown": 1, ".txt": 2}
 def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
     """Stable, readable ids: the slug of the file name; on a clash the PDF keeps the bare slug
     and the others get their format ("cc-srd5" and "cc-srd5-md"), then a number."""
-    from .text import slugify
+    from gmtool.textnorm import slugify
 
     out: dict[str, str] = {}
     ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
@@ -65,8 +66,8 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
 
 def _process(doc: Document) -> Document:
     """Classification and typed fields: the same for every format."""
-    from .classify import classify
-    from .fields import parse_fields
+    from gmtool.index.classify import classify
+    from gmtool.index.fields import parse_fields
 
     classify(doc)
     for e in doc.entries:
@@ -94,14 +95,14 @@ Extracted = tuple[str, "Document | Failure", "dict[str, Tokenized] | None"]
 
 def _with_tokens(path_str: str, result: Document | Failure) -> Extracted:
     """Tokenize for the keyword index where the extraction ran (a worker), not in the parent."""
-    from .library import tokenize_entries
+    from gmtool.query.library import tokenize_entries
 
     return path_str, result, tokenize_entries(result.entries) if isinstance(result, Document) else None
 
 
 def _extract_job(path_str: str, workers: int) -> Extracted:
     """A whole file, extracted and classified (in the parent or in a worker process)."""
-    from .extract import extract
+    from gmtool.index.extract import extract
 
     path = Path(path_str)
     return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers)))
@@ -117,8 +118,8 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from .extract.pdf import page_ranges, read_head
-    from .extract.pdf_layout import extract_page_range
+    from gmtool.index.extract.pdf import page_ranges, read_head
+    from gmtool.index.extract.pdf_layout import extract_page_range
 
     plan: list[tuple[Path, PdfHead | None, list[Future[Any]], Failure | None]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -154,7 +155,7 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
 
 
 def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> Extracted:
-    from .extract.pdf import assemble
+    from gmtool.index.extract.pdf import assemble
 
     path = Path(path_str)
     return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages)))
@@ -390,7 +391,7 @@ def run_index(
             meta = _meta(sid, p, r, result, size, mtime, sha)
             store.save_source(paths.index_dir, meta, result)
             if toks is not None:
-                from .library import save_tokens
+                from gmtool.query.library import save_tokens
 
                 save_tokens(paths.index_dir, sid, meta, toks)
             manifest.sources[sid] = meta
@@ -405,13 +406,13 @@ def run_index(
                 progress(done, len(todo), p.name)
 
         # 4. library-level artefacts, then the manifest once more
-        from .library import build_keyword_index
+        from gmtool.query.library import build_keyword_index
 
         _check_keyword(paths.index_dir, manifest)
         build_keyword_index(paths.index_dir, manifest)
         dirty = _record_keyword(paths.index_dir, manifest) or dirty
         if embed:
-            from .semantic import embed_library
+            from gmtool.query.ask import embed_library
 
             n, warn = embed_library(paths.index_dir, manifest, device=device, progress=progress)
             report.embeddings_generated = n

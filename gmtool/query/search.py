@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
-from .types import CONTENT_TYPES, Hit, SearchResult
+from gmtool.errors import UsageError
+from gmtool.types import CONTENT_TYPES, Hit, SearchResult
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .library import Library
+    from gmtool.query.library import Library
 
 MAX_QUERY_CHARS = 512
 SNIPPET_CHARS = 160
@@ -30,7 +30,7 @@ CANDIDATES = 300
 class Filters:
     types: list[str] | None = None
     sources: list[str] | None = None
-    where: list[Any] = field(default_factory=list)  # parsed gmtool.where conditions
+    where: list[Any] = field(default_factory=list)  # parsed gmtool.query.where conditions
 
 
 def check_query(query: str, warnings: list[str]) -> str:
@@ -64,7 +64,7 @@ def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) 
     """None keeps every source; unknown names warn (listing valid ids) and match nothing."""
     if names is None:
         return None
-    from .text import slugify
+    from gmtool.textnorm import slugify
 
     valid = sorted(lib.metas)
     out: list[str] = []
@@ -103,7 +103,7 @@ def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
         types = lib.titles_and_types()[1]
         mask &= np.fromiter((t in wanted for t in types), dtype=bool, count=lib.n_docs)
     if flt.where:
-        from .where import matches
+        from gmtool.query.where import matches
 
         idx = np.flatnonzero(mask)
         for i in idx:
@@ -122,7 +122,7 @@ def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
         return text
     start = 0
     if terms:
-        from .text import normalize
+        from gmtool.textnorm import normalize
 
         low = normalize(text)
         hits = [low.find(t) for t in terms if len(t) > 2]
@@ -170,7 +170,7 @@ def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[st
 
 def mark_duplicates(hits: list[Hit]) -> None:
     """Same title and type in several books: every copy lists the others; later copies point at the first."""
-    from .text import normalize
+    from gmtool.textnorm import normalize
 
     groups: dict[tuple[str, str | None], list[Hit]] = {}
     for h in hits:
@@ -192,8 +192,8 @@ def keyword_scores(
     """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale."""
     import numpy as np
 
-    from .rank.fuzzy import correct_tokens
-    from .text import content_tokens, normalize, tokenize
+    from gmtool.rank.fuzzy import correct_tokens
+    from gmtool.textnorm import content_tokens, normalize, tokenize
 
     bm25, fuzzy = lib.keyword()
     tokens = content_tokens(query) or tokenize(query)
@@ -248,8 +248,8 @@ def prepare(
 
 
 def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchResult:
-    from .rank.bm25 import top_k
-    from .text import content_tokens
+    from gmtool.rank.bm25 import top_k
+    from gmtool.textnorm import content_tokens
 
     browse = not (query or "").strip() and bool(flt.types or flt.where)
     q, warnings, mask, empty = prepare(lib, query, flt, allow_empty=browse)
