@@ -27,6 +27,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check gmtool
 	$(BIN)/mypy gmtool
+	$(BIN)/lint-imports
 
 test: $(STAMP)
 	$(MAKE) --no-print-directory lint

@@ -55,7 +55,7 @@ def throughput(lib: Path, device: str, n: int) -> tuple[float, float, int]:
     import numpy as np
 
     from gmtool.engine import Engine
-    from gmtool.query.ask import units
+    from gmtool.rank.units import units
 
     eng = Engine(lib)
     lib_ = eng.library()

@@ -42,8 +42,8 @@ def in_process(lib: Path, runs: int) -> tuple[float, float, int]:
 
 def synthetic(lib: Path, books: int) -> Path:
     """Repeat the corpus sources under new ids until there are `books` sources."""
+    from gmtool.rank.keyword import build_keyword_index
     from gmtool.storage import store
-    from gmtool.query.library import build_keyword_index
 
     dest = BENCH_DIR / f"synthetic-{books}"
     idx = dest / ".gmtool"

@@ -24,7 +24,7 @@ from fastmcp.exceptions import ResourceError, ToolError
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
 
-from gmtool.engine import Engine, ReadResult, TocResult
+from gmtool.engine import Engine
 from gmtool.errors import GmtoolError
 from gmtool.present.jsonout import scan_dict, search_dict, source_dict
 from gmtool.present.shapes import (
@@ -34,7 +34,7 @@ from gmtool.present.shapes import (
     SearchOut,
     TocOut,
 )
-from gmtool.types import CONTENT_TYPES, TocNode
+from gmtool.types import CONTENT_TYPES, ReadResult, TocNode, TocResult
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON)
 PAGE_CHARS = 15_000  # a TOC page's budget, leaving room for the envelope

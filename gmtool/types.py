@@ -6,8 +6,9 @@ the CLI, the JSON output and the MCP server all see one shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Union
+from typing import Any, Protocol, TypedDict, Union
 
 # JSON-shaped values: what the presenters and the MCP layer receive from the engine.
 JSONValue = Union[str, int, float, bool, None, list["JSONValue"], dict[str, "JSONValue"]]
@@ -160,3 +161,64 @@ class SearchResult:
     mode: str  # keyword | hybrid
     results: list[Hit]
     warnings: list[str] = field(default_factory=list)
+
+
+# --- what the engine returns besides hits (the presenters and the MCP layer read these) ---
+
+
+@dataclass
+class TocResult:
+    source_id: str
+    source_name: str
+    file: str
+    entries: list[TocNode]
+    total: int
+
+
+@dataclass
+class ReadResult:
+    source_id: str
+    source_name: str
+    file: str
+    title: str | None
+    page: int
+    page_label: str | None
+    end_page: int
+    content_type: str | None
+    text: str
+    truncated: bool
+    previous_title: str | None
+    next_title: str | None
+    section_path: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Problem:
+    code: str
+    file: str
+    message: str
+    hint: str
+
+
+@dataclass
+class VerifyReport:
+    healthy: bool
+    sources: int
+    problems: list[Problem]
+    log_file: str | None = None
+
+
+class Embedder(Protocol):
+    """What the index and query sides need of a sentence embedder; `rank.embed` provides the ONNX
+    one, tests a fake, so ranking logic runs without a model."""
+
+    fingerprint: str  # identifies the weights and graph, so stored vectors are matched to them
+    dim: int
+    device: str
+    warnings: list[str]
+
+    def embed(
+        self, texts: list[str], batch_size: int = 32, progress: Callable[[int], None] | None = None
+    ) -> Any: ...
+
+    def embed_query(self, text: str) -> Any: ...

@@ -16,10 +16,10 @@ import pytest
 from conftest import SAMPLE, SESSION_CACHE
 from typer.testing import CliRunner
 
-from gmtool.storage import store
 from gmtool.cli import app
 from gmtool.engine import Engine
 from gmtool.query.ask import expand
+from gmtool.storage import store
 from gmtool.storage.vectors import VectorStore
 from gmtool.textnorm import tokenize
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pdfgen
 import pytest
 
-from gmtool.storage import store
 from gmtool.engine import Engine
+from gmtool.storage import store
 
 REPO = Path(__file__).resolve().parents[1]
 TAGS_PDF = ["amber", "basalt", "cinder", "dusk"]

@@ -11,9 +11,9 @@ import pdfgen
 import pytest
 from typer.testing import CliRunner
 
-from gmtool.storage import store
 from gmtool.cli import app
 from gmtool.engine import Engine
+from gmtool.storage import store
 
 runner = CliRunner()
 

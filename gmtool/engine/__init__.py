@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,54 +11,24 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.query.library import Library
 from gmtool.query.search import Filters, check_types, suggest_ids
 from gmtool.storage import store
-from gmtool.types import Entry, JSONValue, ScanReport, SearchResult, SourceMeta, TocNode, WhereArg
+from gmtool.types import (
+    Entry,
+    JSONValue,
+    Problem,
+    ReadResult,
+    ScanReport,
+    SearchResult,
+    SourceMeta,
+    TocNode,
+    TocResult,
+    VerifyReport,
+    WhereArg,
+)
 
 if TYPE_CHECKING:
     from gmtool.index.indexer import Progress
     from gmtool.query.where import Condition
     from gmtool.rank.embed import Embedder
-
-
-@dataclass
-class TocResult:
-    source_id: str
-    source_name: str
-    file: str
-    entries: list[TocNode]
-    total: int
-
-
-@dataclass
-class ReadResult:
-    source_id: str
-    source_name: str
-    file: str
-    title: str | None
-    page: int
-    page_label: str | None
-    end_page: int
-    content_type: str | None
-    text: str
-    truncated: bool
-    previous_title: str | None
-    next_title: str | None
-    section_path: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Problem:
-    code: str
-    file: str
-    message: str
-    hint: str
-
-
-@dataclass
-class VerifyReport:
-    healthy: bool
-    sources: int
-    problems: list[Problem]
-    log_file: str | None = None
 
 
 def _parse_where(where: WhereArg) -> list[Condition]:
@@ -197,7 +166,7 @@ class Engine:
 
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(
-            self, self.library(), query, flt, limit=max(1, limit), min_score=min_score, device=device,
+            self.embedder, self.library(), query, flt, limit=max(1, limit), min_score=min_score, device=device,
             timeout=timeout, ranker=ranker, explain=explain,
         )
 

@@ -6,7 +6,7 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gmtool import __version__
 from gmtool.errors import GmtoolError
@@ -14,7 +14,23 @@ from gmtool.storage import store
 from gmtool.types import JSONValue
 
 if TYPE_CHECKING:
-    from gmtool.engine import Engine
+    from gmtool.query.library import Library
+    from gmtool.settings import Paths
+    from gmtool.types import Embedder, VerifyReport
+
+
+class Engine(Protocol):
+    """The engine as the doctor sees it (a protocol, so the engine can import the doctor)."""
+
+    paths: Paths
+
+    def embedder(self, device: str = ...) -> Embedder: ...
+
+    def library(self) -> Library: ...
+
+    def has_index(self) -> bool: ...
+
+    def verify(self) -> VerifyReport: ...
 
 
 def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValue]]:

@@ -12,33 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-FIELD_TYPES: dict[str, str] = {
-    # spell
-    "level": "int",
-    "school": "str",
-    "casting_time": "str",
-    "range": "str",
-    "duration": "str",
-    "concentration": "bool",
-    "ritual": "bool",
-    # monster
-    "size": "str",
-    "type": "str",
-    "alignment": "str",
-    "armor_class": "int",
-    "hit_points": "int",
-    "challenge": "float",
-    # item
-    "category": "str",
-    "rarity": "str",
-    "attunement": "bool",
-}
-
-KEY_FIELDS: dict[str, list[str]] = {
-    "spell": ["level", "school"],
-    "monster": ["challenge", "type"],
-    "item": ["rarity"],
-}
+from gmtool.fieldspec import FIELD_TYPES, KEY_FIELDS  # noqa: F401 - re-exported for the parsers' callers
 
 # How far into a body the header lines (spell line, size/type line, item line) may sit.
 _HEAD_LINES = 8

@@ -95,7 +95,7 @@ Extracted = tuple[str, "Document | Failure", "dict[str, Tokenized] | None"]
 
 def _with_tokens(path_str: str, result: Document | Failure) -> Extracted:
     """Tokenize for the keyword index where the extraction ran (a worker), not in the parent."""
-    from gmtool.query.library import tokenize_entries
+    from gmtool.rank.keyword import tokenize_entries
 
     return path_str, result, tokenize_entries(result.entries) if isinstance(result, Document) else None
 
@@ -391,7 +391,7 @@ def run_index(
             meta = _meta(sid, p, r, result, size, mtime, sha)
             store.save_source(paths.index_dir, meta, result)
             if toks is not None:
-                from gmtool.query.library import save_tokens
+                from gmtool.rank.keyword import save_tokens
 
                 save_tokens(paths.index_dir, sid, meta, toks)
             manifest.sources[sid] = meta
@@ -406,13 +406,13 @@ def run_index(
                 progress(done, len(todo), p.name)
 
         # 4. library-level artefacts, then the manifest once more
-        from gmtool.query.library import build_keyword_index
+        from gmtool.rank.keyword import build_keyword_index
 
         _check_keyword(paths.index_dir, manifest)
         build_keyword_index(paths.index_dir, manifest)
         dirty = _record_keyword(paths.index_dir, manifest) or dirty
         if embed:
-            from gmtool.query.ask import embed_library
+            from gmtool.index.embedding import embed_library
 
             n, warn = embed_library(paths.index_dir, manifest, device=device, progress=progress)
             report.embeddings_generated = n

@@ -13,13 +13,13 @@ from gmtool.settings import Paths
 from gmtool.storage import store
 
 if TYPE_CHECKING:
-    from gmtool.engine import Problem, VerifyReport
+    from gmtool.types import Problem, VerifyReport
 
 _FIX = "run `gmtool index` to repair it"
 
 
 def verify(paths: Paths) -> VerifyReport:
-    from gmtool.engine import VerifyReport
+    from gmtool.types import VerifyReport
 
     problems = _problems(paths)
     report = VerifyReport(healthy=not problems, sources=0, problems=problems)
@@ -37,7 +37,7 @@ def verify(paths: Paths) -> VerifyReport:
 
 
 def _problems(paths: Paths) -> list[Problem]:
-    from gmtool.engine import Problem
+    from gmtool.types import Problem
 
     problems: list[Problem] = []
     idx = paths.index_dir
@@ -90,8 +90,8 @@ def _problems(paths: Paths) -> list[Problem]:
 
 
 def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
-    from gmtool.engine import Problem
-    from gmtool.query.library import keyword_digest
+    from gmtool.rank.keyword import keyword_digest
+    from gmtool.types import Problem
 
     digest = keyword_digest(manifest)
     bm25, fuzzy = idx / "keyword" / f"{digest}.bm25", idx / "keyword" / f"{digest}.fuzzy"
@@ -110,7 +110,7 @@ def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
 
 def _orphans(paths: Paths, known: set[str]) -> list[Problem]:
     """Files a killed run left behind; a live writer's temp files are work in progress."""
-    from gmtool.engine import Problem
+    from gmtool.types import Problem
 
     out: list[Problem] = []
     idx = paths.index_dir

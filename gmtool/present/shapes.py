@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
-from gmtool.engine import VerifyReport
+from gmtool.types import VerifyReport
 
 
 class HitOut(TypedDict):

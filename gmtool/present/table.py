@@ -13,7 +13,7 @@ from rich.tree import Tree
 from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
-    from gmtool.engine import ReadResult, TocResult, VerifyReport
+    from gmtool.types import ReadResult, TocResult, VerifyReport
 
 
 def _link(title: str, path: str | None, page: int) -> str:
@@ -35,7 +35,7 @@ def _page(h: Hit) -> str:
 def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
     if not fields or not ctype:
         return ""
-    from gmtool.index.fields import KEY_FIELDS
+    from gmtool.fieldspec import KEY_FIELDS
 
     out = []
     for k in KEY_FIELDS.get(ctype, []):

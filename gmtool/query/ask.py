@@ -7,24 +7,23 @@ Traits") inside a typed entry folds into that entry, whose document then carries
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gmtool.query.search import Filters, make_hits, prepare
-from gmtool.types import Entry, SearchResult
+from gmtool.rank.units import fold_targets, units
+from gmtool.storage.vectors import load_unit_index
+from gmtool.types import SearchResult
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from gmtool.engine import Engine
     from gmtool.query.library import Library
-    from gmtool.storage.store import Manifest
     from gmtool.storage.vectors import VectorStore
+    from gmtool.types import Embedder
 
-CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
-MAX_CHUNKS = 4
-NUMERIC_LINE_SHARE = 0.3
 # Fusion weights, tuned on the dev set as a whole (a flat optimum: 0.3-0.35 / 0.3-0.4 / 0-0.2).
 W_BM25 = 0.3
 W_DENSE = 0.7
@@ -49,167 +48,6 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
     "feat": ("feat", "feats"),
     "background": ("background", "backgrounds"),
 }
-
-
-# --- units: what gets embedded ------------------------------------------------------------
-
-
-def fold_targets(entries: list[Entry]) -> list[int]:
-    """For each entry, the entry a result should name: itself, or its nearest typed ancestor
-    when it is an untyped subsection of a typed entry (a stat block's "Actions")."""
-    out: list[int] = []
-    for i, e in enumerate(entries):
-        target = i
-        if e.content_type is None:
-            p = e.parent
-            while p is not None:
-                if entries[p].content_type is not None:
-                    target = out[p]
-                    break
-                p = entries[p].parent
-        out.append(target)
-    return out
-
-
-def _clean_for_embedding(text: str) -> str:
-    """Drop number-heavy lines (stat-block rows, tables): they drown a small model's signal."""
-    out = []
-    for line in text.splitlines():
-        toks = line.split()
-        if not toks:
-            continue
-        numeric = sum(1 for t in toks if any(c.isdigit() for c in t))
-        if numeric / len(toks) > NUMERIC_LINE_SHARE:
-            continue
-        out.append(line)
-    return " ".join(" ".join(out).split())
-
-
-def _chunks(body: str) -> list[str]:
-    """Windows of about CHUNK_CHARS, cut at word boundaries, at most MAX_CHUNKS of them."""
-    if not body:
-        return [""]
-    out: list[str] = []
-    start = 0
-    while start < len(body) and len(out) < MAX_CHUNKS:
-        end = min(len(body), start + CHUNK_CHARS)
-        if end < len(body):
-            space = body.rfind(" ", start + CHUNK_CHARS // 2, end)
-            end = space if space > start else end
-        out.append(body[start:end].strip())
-        start = end + 1
-    return out
-
-
-def units(entries: list[Entry]) -> tuple[list[int], list[str]]:
-    """What gets embedded: for each result-worthy entry (folded subsections are not), its text
-    (title, type, body and folded subsections, number-heavy lines dropped) in a few windows.
-    Returns parallel lists (entry index per window, window text); an entry scores its best window."""
-    targets = fold_targets(entries)
-    extra: dict[int, list[str]] = {}
-    for i, t in enumerate(targets):
-        if t != i:
-            extra.setdefault(t, []).append(f"{entries[i].title}: {_clean_for_embedding(entries[i].body)}")
-    idx: list[int] = []
-    texts: list[str] = []
-    for i, e in enumerate(entries):
-        if targets[i] != i:
-            continue
-        body = " ".join([_clean_for_embedding(e.body), *extra.get(i, [])]).strip()
-        if not body and not e.content_type and len(e.title) < 3:
-            continue
-        head = e.title if not e.content_type else f"{e.title} ({e.content_type})"
-        for chunk in _chunks(body):
-            idx.append(i)
-            texts.append(f"{head}. {chunk}" if chunk else head)
-    return idx, texts
-
-
-def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", progress: Any = None) -> tuple[int, str | None]:
-    """Writer side: bring every source's vectors up to date; a missing model only warns."""
-    from gmtool.errors import GmtoolError
-    from gmtool.rank.embed import load_embedder
-    from gmtool.storage import store
-    from gmtool.storage.vectors import VectorStore
-
-    stamp = _embed_stamp(manifest, device)
-    vdir = index_dir / "vectors"
-    if stamp and manifest.extra.get("embed_stamp") == stamp and all(
-        (vdir / f"{sid}.units.json").exists() for sid in manifest.sources
-    ):
-        return 0, None  # nothing changed since the last complete embedding pass
-    try:
-        emb = load_embedder(device=device)
-    except GmtoolError as exc:
-        return 0, f"{exc.code}: {exc.message}; keyword search still works ({exc.hint})"
-    vs = VectorStore(index_dir)
-    todo: list[tuple[str, list[int], list[str]]] = []
-    for sid in sorted(manifest.sources):
-        rec = store.load_source(index_dir, sid, manifest.sources[sid].sha256)
-        todo.append((sid, *units(rec.entries)))
-    total = sum(len(t) for _, _, t in todo)
-    done = [0]
-
-    def tick(n: int) -> None:
-        done[0] += n
-        if progress:
-            progress(done[0], total, "embedding sections")
-
-    generated = 0
-    for sid, idx, texts in todo:
-        before = done[0]
-        n = vs.update(sid, texts, emb, progress=tick)
-        done[0] = before + len(texts)
-        generated += n
-        _save_unit_index(index_dir, sid, idx, texts)
-    if stamp:
-        manifest.extra["embed_stamp"] = stamp
-    warn = None
-    if emb.warnings:
-        warn = "; ".join(emb.warnings)
-    return generated, warn
-
-
-def _embed_stamp(manifest: Manifest, device: str) -> str | None:
-    """Identifies the sources, the model file and the device without loading the model."""
-    import os
-
-    from gmtool.query.library import keyword_digest
-    from gmtool.rank.embed import resolve_model_path
-
-    path = resolve_model_path()
-    if path is None or not path.is_file():
-        return None
-    st = path.stat()
-    tok = os.environ.get("GMTOOL_TOKENIZER", "")
-    rewrite = os.environ.get("GMTOOL_NO_REWRITE", "")
-    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}"
-
-
-def _unit_index_path(index_dir: Path, sid: str) -> Path:
-    return index_dir / "vectors" / f"{sid}.units.json"
-
-
-def _save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
-    """Which entry each vector belongs to, so a query never has to rebuild the windows."""
-    import orjson
-
-    from gmtool.storage.store import atomic_write
-    from gmtool.storage.vectors import section_key
-
-    digest = section_key("\x1f".join(texts))
-    atomic_write(_unit_index_path(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
-
-
-def _load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
-    import orjson
-
-    try:
-        data = orjson.loads(_unit_index_path(index_dir, sid).read_bytes())
-        idx = data["idx"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return idx if isinstance(idx, list) and len(idx) == n else None
 
 
 # --- query side ---------------------------------------------------------------------------
@@ -302,7 +140,7 @@ class _Dense:
             vec = vs.load(sid, fingerprint)
             if vec is None:
                 vec = self._compatible(vs, sid, fingerprint)
-            idx = _load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
+            idx = load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
             if idx is None:
                 rec = lib.record(sid)
                 idx = units(rec.entries)[0] if rec is not None else []
@@ -336,12 +174,14 @@ def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
     return dense
 
 
-def _embed_query(engine: Engine, query: str, device: str, timeout: float) -> tuple[Any, Any, str | None]:
+def _embed_query(
+    get_embedder: Callable[[str], Embedder], query: str, device: str, timeout: float
+) -> tuple[Any, Any, str | None]:
     """(embedder, vector, warning): the model load and the query embedding share one deadline."""
     from gmtool.errors import GmtoolError
 
     def work() -> tuple[Any, Any]:
-        emb = engine.embedder(device)
+        emb = get_embedder(device)
         return emb, emb.embed_query(query)
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -365,7 +205,7 @@ def _norm01(x: np.ndarray) -> np.ndarray:
 
 
 def ask(
-    engine: Engine,
+    get_embedder: Callable[[str], Embedder],
     lib: Library,
     query: str,
     flt: Filters,
@@ -405,7 +245,7 @@ def ask(
     mode = "keyword"
     dense_ent = None
     if ranker == "hybrid":
-        emb, qvec, warn = _embed_query(engine, q, device, timeout)
+        emb, qvec, warn = _embed_query(get_embedder, q, device, timeout)
         if warn:
             warnings.append(warn)
         if emb is not None:

@@ -8,139 +8,20 @@ between makes the check fail, and the snapshot is simply read again.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
+from gmtool.rank.keyword import _build_keyword, keyword_digest
 from gmtool.storage import store
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from gmtool.rank.bm25 import BM25Index, Tokenized
-    from gmtool.rank.fuzzy import TitleMatcher
-
-KEYWORD_VERSION = 2  # bump when the keyword documents, weights or side files change
-TITLE_WEIGHT = 3.0
-
-
-def keyword_digest(manifest: store.Manifest) -> str:
-    h = hashlib.sha1(f"kw{KEYWORD_VERSION}".encode())
-    for sid in sorted(manifest.sources):
-        m = manifest.sources[sid]
-        h.update(f"|{sid}:{m.sha256}:{m.entry_count}:{m.indexed_at}".encode())
-    return h.hexdigest()[:16]
-
-
-def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
-    return {"title": [e.title for e in entries], "body": [e.body for e in entries]}
-
-
-def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
     from gmtool.rank.bm25 import BM25Index
     from gmtool.rank.fuzzy import TitleMatcher
-
-    bm25 = BM25Index.build(_keyword_fields(entries), weights={"title": TITLE_WEIGHT, "body": 1.0})
-    fuzzy = TitleMatcher.build([e.title for e in entries])
-    return bm25, fuzzy
-
-
-def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
-    """Keyed by everything that makes the entries: the file's hash and when it was extracted."""
-    key = hashlib.sha1(f"{meta.sha256}:{meta.entry_count}:{meta.indexed_at}".encode()).hexdigest()[:16]
-    return index_dir / "tokens" / f"{sid}.{key}.v{KEYWORD_VERSION}.npz"
-
-
-def load_tokens(index_dir: Path, sid: str, meta: SourceMeta) -> dict[str, Tokenized] | None:
-    import numpy as np
-
-    from gmtool.rank.bm25 import Tokenized
-
-    try:
-        with np.load(_token_cache(index_dir, sid, meta), allow_pickle=False) as z:
-            return {f: Tokenized(z[f"{f}_vocab"].tolist(), z[f"{f}_cols"], z[f"{f}_lengths"]) for f in ("title", "body")}
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
-    """Title and body tokens of one source (runs in the extraction workers when there are some)."""
-    from gmtool.rank.bm25 import tokenize_block
-
-    return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
-
-
-def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized]) -> None:
-    import io
-
-    import numpy as np
-
-    buf = io.BytesIO()
-    arrays = {}
-    for f, t in toks.items():
-        arrays[f"{f}_vocab"] = np.array(t.vocab, dtype=str)
-        arrays[f"{f}_cols"] = t.cols
-        arrays[f"{f}_lengths"] = t.lengths
-    np.savez(buf, **arrays)  # type: ignore[arg-type]
-    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue())
-
-
-def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
-    """A source's title and body tokens: from its cache, else tokenized now and cached."""
-    toks = load_tokens(index_dir, sid, meta)
-    if toks is None or len(toks["title"].lengths) != len(entries):
-        toks = tokenize_entries(entries)
-        save_tokens(index_dir, sid, meta, toks)
-    return toks
-
-
-def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
-    """Writer side: build and persist the library-wide keyword index for this manifest.
-
-    Each source's tokens are cached beside the index, so a change to one book re-tokenizes
-    only that book; the library-wide matrix is then a cheap merge."""
-    digest = keyword_digest(manifest)
-    kdir = index_dir / "keyword"
-    if manifest.extra.get("keyword") == digest and (kdir / f"{digest}.bm25").exists():
-        return
-    from gmtool.rank.bm25 import BM25Index
-    from gmtool.rank.fuzzy import TitleMatcher
-
-    titles: list[str] = []
-    types: list[str | None] = []
-    blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
-    keep: set[str] = set()
-    for sid in sorted(manifest.sources):
-        meta = manifest.sources[sid]
-        entries = store.load_source(index_dir, sid, meta.sha256).entries
-        titles.extend(e.title for e in entries)
-        types.extend(e.content_type for e in entries)
-        toks = _source_tokens(index_dir, sid, meta, entries)
-        for f in blocks:
-            blocks[f].append(toks[f])
-        keep.add(_token_cache(index_dir, sid, meta).name)
-    bm25 = BM25Index.build_tokenized(blocks, len(titles), weights={"title": TITLE_WEIGHT, "body": 1.0})
-    fuzzy = TitleMatcher.build(titles)
-    tdir = index_dir / "tokens"
-    if tdir.is_dir():
-        for old in tdir.iterdir():
-            if old.name not in keep:
-                with contextlib.suppress(OSError):
-                    old.unlink()
-    kdir.mkdir(parents=True, exist_ok=True)
-    bm25.save(kdir / f"{digest}.bm25")
-    fuzzy.save(kdir / f"{digest}.fuzzy")
-    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps({"titles": titles, "types": types}))
-    manifest.extra["keyword"] = digest
-    store.save_manifest(index_dir, manifest)
-    for old in kdir.iterdir():
-        if not old.name.startswith(digest):
-            with contextlib.suppress(OSError):
-                old.unlink()
-
 
 class _Records(Mapping[str, store.SourceRecord]):
     """Source records, read from disk on first use, so a search opens only the books it shows."""

@@ -8,8 +8,8 @@ from gmtool.errors import UsageError
 from gmtool.storage import store
 
 if TYPE_CHECKING:
-    from gmtool.engine import ReadResult
     from gmtool.query.library import Library
+    from gmtool.types import ReadResult
 
 
 def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
@@ -50,7 +50,7 @@ def find_entry(lib: Library, sid: str, title: str) -> int:
 
 
 def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResult:
-    from gmtool.engine import ReadResult
+    from gmtool.types import ReadResult
 
     entries = lib.require(sid).entries
     i = find_entry(lib, sid, title)
@@ -82,7 +82,7 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResu
 
 
 def read_page(lib: Library, sid: str, page: int, max_chars: int) -> ReadResult:
-    from gmtool.engine import ReadResult
+    from gmtool.types import ReadResult
 
     meta = lib.metas[sid]
     if page < 1 or page > max(meta.pages, 1):

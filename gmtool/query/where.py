@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gmtool.errors import UsageError
-from gmtool.index.fields import FIELD_TYPES
+from gmtool.fieldspec import FIELD_TYPES
 
 ALIASES: dict[str, str] = {"cr": "challenge", "lvl": "level", "ac": "armor_class", "hp": "hit_points"}
 

@@ -18,7 +18,7 @@ import orjson
 if TYPE_CHECKING:
     import numpy
 
-    from gmtool.rank.embed import Embedder
+    from gmtool.types import Embedder
 
 
 def section_key(text: str) -> str:
@@ -156,3 +156,28 @@ class VectorStore:
                 path.unlink()
             except FileNotFoundError:
                 pass
+
+
+def unit_index_path(index_dir: Path, sid: str) -> Path:
+    return index_dir / "vectors" / f"{sid}.units.json"
+
+
+def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
+    """Which entry each vector belongs to, so a query never has to rebuild the windows."""
+    import orjson
+
+    from gmtool.storage.store import atomic_write
+
+    digest = section_key("\x1f".join(texts))
+    atomic_write(unit_index_path(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
+
+
+def load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
+    import orjson
+
+    try:
+        data = orjson.loads(unit_index_path(index_dir, sid).read_bytes())
+        idx = data["idx"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return idx if isinstance(idx, list) and len(idx) == n else None

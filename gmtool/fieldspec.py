@@ -1,0 +1,32 @@
+"""Which typed fields exist, of what kind, and which a table shows first: the contract between
+the parsers (index side), `--where` (query side) and the presenters."""
+
+from __future__ import annotations
+
+FIELD_TYPES: dict[str, str] = {
+    # spell
+    "level": "int",
+    "school": "str",
+    "casting_time": "str",
+    "range": "str",
+    "duration": "str",
+    "concentration": "bool",
+    "ritual": "bool",
+    # monster
+    "size": "str",
+    "type": "str",
+    "alignment": "str",
+    "armor_class": "int",
+    "hit_points": "int",
+    "challenge": "float",
+    # item
+    "category": "str",
+    "rarity": "str",
+    "attunement": "bool",
+}
+
+KEY_FIELDS: dict[str, list[str]] = {
+    "spell": ["level", "school"],
+    "monster": ["challenge", "type"],
+    "item": ["rarity"],
+}
