@@ -326,24 +326,27 @@ def build_server(library: Path | None = None) -> FastMCP:
 
     @mcp.tool(annotations=READ_ONLY)
     def search_library(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                       limit: int = 20, where: list[str] | dict[str, Any] | None = None) -> SearchOut:
+                       limit: int = 20, where: list[str] | dict[str, Any] | None = None,
+                       all_copies: bool = False) -> SearchOut:
         """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules).
         content_types / documents: None = all, [] = nothing. where: typed field filters such as
-        ["level=3", "school=evocation"] or {"cr": "<=5"}."""
+        ["level=3", "school=evocation"] or {"cr": "<=5"}. An entry held by several books is one
+        result (its other copies in also_in) unless all_copies."""
         res = svc.call(lambda e: e.search(query, types=_none_if_unset(content_types),
-                                          sources=_none_if_unset(documents), limit=_limit(limit), where=where))
+                                          sources=_none_if_unset(documents), limit=_limit(limit), where=where,
+                                          all_copies=all_copies))
         data = fit(search_dict(res), "results")
         return result(data, search_text(data))
 
     @mcp.tool(annotations=READ_ONLY)
     def ask_books(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
                   limit: int = 10, min_score: float = 0.0,
-                  where: list[str] | dict[str, Any] | None = None) -> SearchOut:
+                  where: list[str] | dict[str, Any] | None = None, all_copies: bool = False) -> SearchOut:
         """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"): ranks sections
         by keywords and meaning. Same filters as search_library; min_score drops results below a 0-1 score."""
         res = svc.call(lambda e: e.ask(query, types=_none_if_unset(content_types),
                                        sources=_none_if_unset(documents), limit=_limit(limit),
-                                       min_score=min_score, where=where))
+                                       min_score=min_score, where=where, all_copies=all_copies))
         data = fit(search_dict(res), "results")
         return result(data, search_text(data))
 

@@ -147,8 +147,9 @@ class Hit:
     snippet: str
     entry_index: int = 0
     line: int | None = None  # 1-based line of the heading in a Markdown or text source
-    also_in: list[str] | None = None
-    duplicate_of: str | None = None
+    also_in: list[dict[str, Any]] | None = None  # the same entry in other books: {"source_id", "page"}
+    duplicate_of: str | None = None  # --all-copies: the source of the row above that shows this entry
+    namesake_of: str | None = None  # the source of a row above with the same title and type but another text
     similarity_score: float | None = None
     matched_terms: list[str] | None = None
     fields: dict[str, Any] | None = None

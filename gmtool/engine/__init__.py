@@ -143,11 +143,12 @@ class Engine:
         sources: list[str] | None = None,
         limit: int = 20,
         where: WhereArg = None,
+        all_copies: bool = False,
     ) -> SearchResult:
         from gmtool.query.search import search
 
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
-        return search(self.library(), query, flt, limit=max(1, limit))
+        return search(self.library(), query, flt, limit=max(1, limit), all_copies=all_copies)
 
     def ask(
         self,
@@ -161,13 +162,14 @@ class Engine:
         timeout: float = 10.0,
         ranker: str = "hybrid",
         explain: bool = False,
+        all_copies: bool = False,
     ) -> SearchResult:
         from gmtool.query.ask import ask
 
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(
             self.embedder, self.library(), query, flt, limit=max(1, limit), min_score=min_score, device=device,
-            timeout=timeout, ranker=ranker, explain=explain,
+            timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies,
         )
 
     def embedder(self, device: str = "auto") -> Embedder:

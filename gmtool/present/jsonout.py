@@ -10,7 +10,7 @@ import orjson
 from gmtool.present.shapes import HitOut, ScanOut, SearchOut, SourceOut
 from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta
 
-_OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
+_OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "namesake_of", "similarity_score", "matched_terms", "fields", "explain")
 
 
 def hit_dict(h: Hit) -> HitOut:

@@ -12,6 +12,11 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs these on 
 from gmtool.types import VerifyReport
 
 
+class CopyOut(TypedDict):
+    source_id: str
+    page: int
+
+
 class HitOut(TypedDict):
     rank: int
     title: str
@@ -25,8 +30,9 @@ class HitOut(TypedDict):
     score: float
     snippet: str
     line: NotRequired[int]
-    also_in: NotRequired[list[str]]
+    also_in: NotRequired[list[CopyOut]]
     duplicate_of: NotRequired[str]
+    namesake_of: NotRequired[str]
     similarity_score: NotRequired[float]
     matched_terms: NotRequired[list[str]]
     fields: NotRequired[dict[str, Any]]

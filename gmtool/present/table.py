@@ -94,8 +94,11 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         for h in hits:
             title = _link(h.title, paths.get(sid), h.page)
             if h.also_in:
-                others = h.also_in if len(h.also_in) <= 2 else [*h.also_in[:1], f"+{len(h.also_in) - 1} more"]
+                copies = [f"{c['source_id']} p.{c['page']}" for c in h.also_in]
+                others = copies if len(copies) <= 2 else [*copies[:1], f"+{len(copies) - 1} more"]
                 title += f"\n[dim]also in: {escape(', '.join(others))}[/]"
+            if h.namesake_of:
+                title += f"\n[dim]namesake: another text than in {escape(h.namesake_of)}[/]"
             kind = h.content_type or ""
             extra = _fields(h.fields, h.content_type)
             if extra:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems)
+KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems; fields, pages, copies in docs.json)
 TITLE_WEIGHT = 3.0
 
 
@@ -29,6 +29,18 @@ def keyword_digest(manifest: store.Manifest) -> str:
 
 def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
     return {"title": [e.title for e in entries], "body": [e.body for e in entries]}
+
+
+def doc_table(
+    titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int], sources: list[str],
+    bodies: list[str],
+) -> dict[str, list]:
+    """What queries read about every document without opening a source: title, type, typed
+    fields, page, and its copy and namesake groups (see rank.copies)."""
+    from gmtool.rank.copies import copy_groups
+
+    copy, name = copy_groups(titles, types, sources, bodies)
+    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "copy": copy, "name": name}
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
@@ -103,6 +115,10 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
 
     titles: list[str] = []
     types: list[str | None] = []
+    fields: list[dict | None] = []
+    pages: list[int] = []
+    sources: list[str] = []
+    bodies: list[str] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
@@ -110,6 +126,10 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         entries = store.load_source(index_dir, sid, meta.sha256).entries
         titles.extend(e.title for e in entries)
         types.extend(e.content_type for e in entries)
+        fields.extend(e.fields or None for e in entries)
+        pages.extend(e.page for e in entries)
+        sources.extend(sid for _ in entries)
+        bodies.extend(e.body for e in entries)
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
             blocks[f].append(toks[f])
@@ -125,7 +145,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     kdir.mkdir(parents=True, exist_ok=True)
     bm25.save(kdir / f"{digest}.bm25")
     fuzzy.save(kdir / f"{digest}.fuzzy")
-    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps({"titles": titles, "types": types}))
+    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps(doc_table(titles, types, fields, pages, sources, bodies)))
     manifest.extra["keyword"] = digest
     store.save_manifest(index_dir, manifest)
     for old in kdir.iterdir():
