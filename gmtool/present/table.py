@@ -46,6 +46,10 @@ def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
             out.append("cantrip" if v == 0 else f"level {v}")
         elif k == "challenge":
             out.append(f"CR {_cr(v)}")
+        elif k == "hit_die":
+            out.append(f"d{v}")
+        elif isinstance(v, list):
+            out.append("/".join(map(str, v)) or "none")
         else:
             out.append(str(v))
     return ", ".join(out)
