@@ -28,11 +28,24 @@ def fold_labels(entries: list[Entry]) -> list[Entry]:
         if e.parent is not None and e.origin in ("outline", "heading"):
             has_kids[e.parent] = True
     counts = Counter(_norm(e.title) for e in entries if e.origin in ("outline", "heading"))
-    fold = {
-        k for k, e in enumerate(entries)
-        if e.origin in ("outline", "heading") and not has_kids[k] and e.parent is not None
-        and counts[_norm(e.title)] >= _REPEATS and len(e.title.split()) <= _MAX_WORDS
-    }
+    kids: dict[int, list[int]] = {}
+    for k, e in enumerate(entries):
+        if e.parent is not None and e.origin in ("outline", "heading"):
+            kids.setdefault(e.parent, []).append(k)
+    fold: set[int] = set()
+
+    def label(k: int, need: int) -> bool:
+        e = entries[k]
+        return e.origin in ("outline", "heading") and counts[_norm(e.title)] >= need and len(e.title.split()) <= _MAX_WORDS
+
+    # a label folds with its children when they are labels too ("Alignment" > "Good", "Evil")
+    for k in range(n - 1, -1, -1):
+        if entries[k].parent is None or not label(k, _REPEATS):
+            continue
+        ch = kids.get(k, [])
+        if all(c in fold or (not has_kids[c] and label(c, 2)) for c in ch):
+            fold.add(k)
+            fold.update(ch)
     if not fold:
         return entries
     out: list[Entry] = []

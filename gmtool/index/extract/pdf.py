@@ -226,10 +226,10 @@ def _lead_at(pages: list, pos) -> str | None:  # type: ignore[type-arg]
 def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) -> list:  # type: ignore[type-arg]
     """Run-in entries and table rows, minus those a heading or bookmark already names."""
     from gmtool.index.extract.inline import drop_repeats, norm
-    from gmtool.index.extract.runin import find_runins
+    from gmtool.index.extract.runin import find_runins, find_title_lines
     from gmtool.index.extract.tables import find_rows
 
-    found = drop_repeats(find_runins(pages, drop, thr) + find_rows(pages, drop, thr))
+    found = drop_repeats(find_runins(pages, drop, thr) + find_rows(pages, drop, thr) + find_title_lines(pages, drop, thr))
     taken = {st for st in starts}
     named = {(norm(e.title), e.page) for e in entries}
     seen: set = set()

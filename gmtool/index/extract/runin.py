@@ -102,3 +102,74 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
             body = " ".join([rest] + [lines[j].text for j in para[1:]])
             found.append(Inline(Pos(pi, i), name.strip(), body, tags or None, "runin"))
     return found
+
+
+_CUT = re.compile(r"\s(?=[\d+(\u2013-])")
+
+
+def _name_of(text: str) -> tuple[str, list[str]]:
+    """Name and tags of a title line: the name ends before the first number, bracket or
+    lower-case word that is not followed by a capitalised one ("Keg of Dwarven Stout 10
+    coins", "Ragged Bow near, 15 coins")."""
+    words = text.split()
+    cut = len(words)
+    for k, w in enumerate(words):
+        if k == 0:
+            continue
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not nxt[:1].isupper()):
+            cut = k
+            break
+    name = " ".join(words[:cut]).rstrip(",;")
+    rest = " ".join(words[cut:])
+    return name, [t.strip() for t in rest.split(",") if t.strip()]
+
+
+def find_title_lines(pages, drop, thr: float) -> list[Inline]:
+    """One-line paragraphs set at body size above a paragraph, repeating down a page with
+    the same indent ("Bless Level 1 Ongoing", "Bandages 3 uses, slow, 5 coins"): minor
+    entries that no bookmark or font size marks."""
+    from gmtool.index.extract.titles import sibling_tag_cuts
+
+    found: list[Inline] = []
+    for pi, (_w, _h, lines) in enumerate(pages):
+        skip = drop[pi]
+        right: dict[int, float] = {}
+        left: dict[int, float] = {}
+        for ln in lines:
+            right[ln.col] = max(right.get(ln.col, 0.0), ln.x1)
+            left[ln.col] = min(left.get(ln.col, 1e9), ln.x0)
+        cands: list[int] = []
+        for i, ln in enumerate(lines):
+            t = ln.text
+            if i in skip or ln.size >= thr or i + 2 >= len(lines) or not (t[:1].isupper() or t[:1].isdigit()):
+                continue
+            if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
+                continue
+            if ln.x1 - ln.x0 > 0.6 * (right[ln.col] - left[ln.col]):
+                continue
+            j = i + 1
+            if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
+                continue
+            if _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
+                continue  # the next paragraph is one short line too: a list, a stat block
+            cands.append(i)
+        groups: dict[tuple, list[int]] = {}
+        for i in cands:
+            groups.setdefault((lines[i].col, round(lines[i].x0 / 4)), []).append(i)
+        for idxs in groups.values():
+            if len(idxs) < _MIN_TEXT:
+                continue
+            texts = [lines[i].text for i in idxs]
+            cuts = sibling_tag_cuts(texts)
+            for i, t, cut in zip(idxs, texts, cuts, strict=False):
+                if cut:
+                    name, tags = t[:cut].strip(), t[cut:].split()
+                else:
+                    name, tags = _name_of(t)
+                if not name or not namelike(name):
+                    continue
+                para = _paragraph(lines, i + 1, set(), skip)
+                body = " ".join(lines[j].text for j in para)
+                found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
+    return found

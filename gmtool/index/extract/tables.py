@@ -106,7 +106,7 @@ def _entries(pi: int, rows, col: list[Cell], lines: list[Line]) -> list[Inline]:
     by_top = {c.top: r for c, r in rows}
     prev: Cell | None = None
     for c in col:
-        if prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch:
+        if prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch and namelike(f"{out[-1].title} {c.text}"):
             # the second line of a wrapped name
             last = out[-1]
             out[-1] = last._replace(title=f"{last.title} {c.text}")
