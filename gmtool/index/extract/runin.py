@@ -146,12 +146,13 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                 continue
             if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
                 continue
-            if ln.x1 - ln.x0 > 0.6 * (right[ln.col] - left[ln.col]):
+            if ln.x1 > right[ln.col] - 2 * ln.size:
                 continue
             j = i + 1
             if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
                 continue
-            if _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
+            priced = not ln.lead and not ln.lead_bold and re.search(r"\d", _name_of(t)[1] and t or "") is not None and bool(_name_of(t)[1])
+            if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)
         groups: dict[tuple, list[int]] = {}
