@@ -42,6 +42,18 @@ def _starts_paragraph(lines: list[Line], i: int, skip: set[int]) -> bool:
     )
 
 
+def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
+    """Line indexes grouped by column, a key, and left edge (within 2.5 pt of a neighbour)."""
+    out: list[list[int]] = []
+    for i in sorted(idxs, key=lambda i: (lines[i].col, key(i), lines[i].x0)):
+        g = out[-1] if out else None
+        if g and (lines[g[-1]].col, key(g[-1])) == (lines[i].col, key(i)) and lines[i].x0 - lines[g[-1]].x0 <= 2.5:
+            g.append(i)
+        else:
+            out.append([i])
+    return [sorted(g) for g in out]
+
+
 def _candidate(ln: Line) -> tuple[str, str, str] | None:
     """(name, separator kind, rest) of a line that opens with a run-in name."""
     if ln.lead:
@@ -87,13 +99,9 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
                 cands[i] = c
         if not cands:
             continue
-        groups: dict[tuple, list[int]] = {}
-        for i, (_n, sep, _r) in cands.items():
-            ln = lines[i]
-            groups.setdefault((sep, ln.col, round(ln.x0 / 4)), []).append(i)
         keep: set[int] = set()
-        for (sep, _col, _x), idxs in groups.items():
-            if len(idxs) >= (_MIN_STYLED if sep == "font" else _MIN_TEXT):
+        for idxs in _indent_groups(lines, cands, lambda i: cands[i][1]):
+            if len(idxs) >= (_MIN_STYLED if cands[idxs[0]][1] == "font" else _MIN_TEXT):
                 keep.update(idxs)
         for i in sorted(keep):
             name, _sep, rest = cands[i]
@@ -155,10 +163,7 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)
-        groups: dict[tuple, list[int]] = {}
-        for i in cands:
-            groups.setdefault((lines[i].col, round(lines[i].x0 / 4)), []).append(i)
-        for idxs in groups.values():
+        for idxs in _indent_groups(lines, cands, lambda i: ""):
             if len(idxs) < _MIN_TEXT:
                 continue
             texts = [lines[i].text for i in idxs]

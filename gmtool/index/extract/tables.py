@@ -11,6 +11,7 @@ name column of a roll table is the one after it. A name that wraps inside its ce
 
 from __future__ import annotations
 
+import bisect
 import re
 from statistics import median
 from typing import NamedTuple
@@ -55,10 +56,15 @@ def _columns(cells: list[Cell]) -> list[list[Cell]]:
 
 
 def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
-    return sorted(
-        (d for d in cells if d.x0 > c.x1 + 2 and d.top < c.bottom + 2 and d.bottom > c.top - 2),
-        key=lambda d: d.x0,
-    )
+    """Cells to the right of c on its row (cells sorted by top)."""
+    lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
+    out = []
+    for d in cells[lo:]:
+        if d.top >= c.bottom + 2:
+            break
+        if d.x0 > c.x1 + 2 and d.bottom > c.top - 2:
+            out.append(d)
+    return sorted(out, key=lambda d: d.x0)
 
 
 def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Cell]]] | None:
@@ -81,10 +87,12 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
     for pi, (_w, _h, lines) in enumerate(pages):
         if len(lines) < _MIN_ROWS:
             continue
-        cells = _cells(lines, drop[pi], thr)
+        cells = sorted(_cells(lines, drop[pi], thr), key=lambda c: c.top)
         used: set[int] = set()
         for col in _columns(cells):
             if len(col) < _MIN_ROWS or any(c.line in used for c in col):
+                continue
+            if sum(1 for c in col if namelike(c.text)) < _MIN_ROWS:
                 continue
             if sum(1 for c in col if _ROLL.match(c.text)) >= 0.75 * len(col):
                 continue  # a roll column: the names are in the next one
