@@ -50,6 +50,7 @@ class Entry:
     origin: str = "heading"  # outline | heading | markdown | text
     line: int | None = None  # 1-based source line (Markdown / text)
     fields: dict[str, Any] | None = None  # typed fields parsed from the body (spell level, CR, ...)
+    tags: list[str] | None = None  # a tag line printed after the name ("Horde, Small"), split off the title
 
 
 class TocNode(TypedDict):
