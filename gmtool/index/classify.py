@@ -202,7 +202,12 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
     e, t, head, body = node.entry, node.title, node.head, node.entry.body
     if not t:
         return None
-    if e.origin in genre.NAME_ORIGINS and any(types[a] not in (None, "rule") for a in node.ancestors[:2]):
+    variant = bool(node.ancestors) and nodes[node.ancestors[0]].title.startswith("variant")
+    if (
+        e.origin in genre.NAME_ORIGINS
+        and not variant
+        and any(types[a] not in (None, "rule") for a in node.ancestors[:2])
+    ):
         return None  # a run-in or row inside an entity is one of its parts (a trait, an action)
     parent = nodes[node.ancestors[0]] if node.ancestors else None
 
@@ -384,8 +389,8 @@ def _row_header(nodes: list[_Node], node: _Node) -> str | None:
 def _context(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
     """What the entry's table header or nearest listing section says it is."""
     header = _row_header(nodes, node)
-    if header is not None:
-        return genre.header_type(header)  # a header naming something else outranks the section
+    if header is not None and (by_header := genre.header_type(header)) is not None:
+        return by_header
     for a in node.ancestors[:3]:
         title = nodes[a].title
         ctx = genre.context_of(title)
@@ -409,17 +414,15 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     leaf = not node.children
     own = genre.context_of(t)
     tags = " ".join(e.tags or [])
-    if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
-        return "monster"
-    if not named and len(t.split()) <= 3:
+    if not named and len(t.split()) <= 3:  # before stat shape: a class states hit points too
         kids = [nodes[c] for c in node.children]
         if genre.class_shape(e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
             return "class"
-    if own is not None:
-        return None  # a list of things, not one of them
+    if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
+        return "monster"
     ctx = _context(nodes, node, types)
-    if ctx is None:
-        return None
+    if ctx is None or (own == ctx and not named):
+        return None  # a heading naming a list of such things ("Weapons" in "Equipment"), not one
     body = e.body.strip()
     # Headings are typed only directly under their listing section; deeper down sit the parts
     # of one ("Feat" inside a background). Names (run-ins, rows) may sit a level or two deeper.

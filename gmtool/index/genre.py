@@ -125,7 +125,7 @@ def bought_at_level_up(body: str) -> bool:
 
 
 _TO_PLAYER = re.compile(
-    r"^\W*(?:when you|you |your |if you|once per|requires?\b|prerequisites?\b|replaces\b|\+\d)", re.IGNORECASE
+    r"^\W*(?:when\b|you |your |if you|once per|requires?\b|prerequisites?\b|replaces\b|\+\d)", re.IGNORECASE
 )
 
 
