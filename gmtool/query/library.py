@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
+from gmtool.rank.copies import entity_texts
 from gmtool.rank.keyword import _build_keyword, doc_table, keyword_digest
 from gmtool.storage import store
 from gmtool.types import Entry, SourceMeta
@@ -178,9 +179,14 @@ class Library:
                         docs = {k: data[k] for k in keys}
             if docs is None:
                 es = self.entries
-                sources = [sid for sid, m in self.metas.items() for _ in range(m.entry_count)]
+                sources: list[str] = []
+                texts: list[str] = []
+                for sid, m in self.metas.items():
+                    sources.extend(sid for _ in range(m.entry_count))
+                    mine = es[self.offsets[sid] : self.offsets[sid] + m.entry_count]
+                    texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
                 docs = doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                                 [e.page for e in es], sources, [e.body for e in es])
+                                 [e.page for e in es], sources, texts)
             self._docs = docs
         return self._docs
 

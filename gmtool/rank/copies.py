@@ -6,21 +6,47 @@ with the two integer lists this returns and open no source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 COPY_SIMILARITY = 90.0  # rapidfuzz ratio (0-100) of two same-titled texts above which they are one entry
 COMPARE_CHARS = 600  # the start of a text identifies an entry; PDF and Markdown copies agree there
+_WORDS = re.compile(r"\w+")
+EXACT_CHARS = 120  # copies whose texts start alike are grouped without a fuzzy comparison
+MAX_FUZZY_CLUSTERS = 40  # beyond this many texts under one title (a "Speed" in every race) only exact starts group
+MIN_EVIDENCE = 40  # shorter texts than this prove nothing: a heading whose text sits in its subsections
+
+
+def entity_texts(bodies: Sequence[str], parents: Sequence[int | None], limit: int = COMPARE_CHARS * 2) -> list[str]:
+    """Each entry's text followed by its subsections' (document order), cut at `limit` characters:
+    one book puts a class's text under its heading, another in subsections."""
+    out = [b[:limit] for b in bodies]
+    for i in range(len(bodies) - 1, -1, -1):  # children come after their parent
+        p = parents[i]
+        if p is not None and 0 <= p < i and len(out[p]) < limit:
+            out[p] = (out[p] + " " + out[i])[:limit]
+    return out
+
+
+def same_text(a: str, b: str) -> bool:
+    """Near-identical starts; a text cut shorter in one book (the rest in subsections) still matches."""
+    from rapidfuzz import fuzz
+
+    n = min(len(a), len(b), COMPARE_CHARS)
+    if n < MIN_EVIDENCE:
+        return True
+    return fuzz.ratio(a[:n], b[:n]) >= COPY_SIMILARITY
 
 
 def copy_groups(
-    titles: Sequence[str], types: Sequence[str | None], sources: Sequence[str], bodies: Sequence[str]
+    titles: Sequence[str], types: Sequence[str | None], sources: Sequence[str], texts: Sequence[str],
+    fields: Sequence[dict | None] | None = None,
 ) -> tuple[list[int], list[int]]:
-    """(copy, name) per document: `copy` numbers the groups of near-identical same-titled texts
-    in different sources (-1: no copy elsewhere); `name` numbers the titles that several
-    sources hold with texts that differ, another edition (-1: none)."""
-    from rapidfuzz import fuzz
-
-    from gmtool.textnorm import normalize, tokenize
+    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type,
+    in different sources, whose texts (and typed fields, where both have them) agree (-1: no copy
+    elsewhere); `name` numbers the titles that several sources hold with differing texts, another
+    edition (-1: none). `texts` are entity texts (see entity_texts)."""
+    from gmtool.textnorm import normalize
 
     by_key: dict[tuple[str, str | None], list[int]] = {}
     for i, (t, ty) in enumerate(zip(titles, types, strict=True)):
@@ -31,20 +57,29 @@ def copy_groups(
     for members in by_key.values():
         if len({sources[i] for i in members}) < 2:
             continue
-        texts = {i: " ".join(tokenize(bodies[i][: COMPARE_CHARS * 2]))[:COMPARE_CHARS] for i in members}
+        norm = {i: " ".join(_WORDS.findall(normalize(texts[i][: COMPARE_CHARS + 100]))) for i in members}
+
+        def alike(i: int, j: int, norm: dict[int, str] = norm) -> bool:
+            fi, fj = (fields[i], fields[j]) if fields is not None else (None, None)
+            if fi and fj and fi != fj:
+                return False
+            return same_text(norm[i], norm[j])
+
         clusters: list[list[int]] = []
+        held: list[set[str]] = []  # the sources of each cluster: one copy per book
+        exact: dict[str, list[int]] = {}  # text start -> clusters that begin with it (the common, cheap case)
         for i in members:
-            best, best_score = None, COPY_SIMILARITY
-            for c in clusters:
-                if any(sources[j] == sources[i] for j in c):
-                    continue
-                score = max(fuzz.ratio(texts[i], texts[j]) for j in c)
-                if score >= best_score:
-                    best, best_score = c, score
-            if best is None:
-                clusters.append([i])
-            else:
-                best.append(i)
+            start = norm[i][:EXACT_CHARS]
+            home = next((k for k in exact.get(start, ()) if sources[i] not in held[k] and alike(i, clusters[k][0])), None)
+            if home is None and len(clusters) <= MAX_FUZZY_CLUSTERS:
+                home = next((k for k, c in enumerate(clusters) if sources[i] not in held[k] and alike(i, c[0])), None)
+            if home is None:
+                home = len(clusters)
+                clusters.append([])
+                held.append(set())
+                exact.setdefault(start, []).append(home)
+            clusters[home].append(i)
+            held[home].add(sources[i])
         for c in clusters:
             if len(c) > 1:
                 for i in c:

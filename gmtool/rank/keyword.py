@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gmtool.rank.copies import entity_texts
 from gmtool.storage import store
 from gmtool.types import Entry, SourceMeta
 
@@ -33,13 +34,13 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 def doc_table(
     titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int], sources: list[str],
-    bodies: list[str],
+    texts: list[str],
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
-    fields, page, and its copy and namesake groups (see rank.copies)."""
+    fields, page, and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
     from gmtool.rank.copies import copy_groups
 
-    copy, name = copy_groups(titles, types, sources, bodies)
+    copy, name = copy_groups(titles, types, sources, texts, fields)
     return {"titles": titles, "types": types, "fields": fields, "pages": pages, "copy": copy, "name": name}
 
 
@@ -118,7 +119,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     fields: list[dict | None] = []
     pages: list[int] = []
     sources: list[str] = []
-    bodies: list[str] = []
+    texts: list[str] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
@@ -129,7 +130,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         fields.extend(e.fields or None for e in entries)
         pages.extend(e.page for e in entries)
         sources.extend(sid for _ in entries)
-        bodies.extend(e.body for e in entries)
+        texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
             blocks[f].append(toks[f])
@@ -145,7 +146,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     kdir.mkdir(parents=True, exist_ok=True)
     bm25.save(kdir / f"{digest}.bm25")
     fuzzy.save(kdir / f"{digest}.fuzzy")
-    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps(doc_table(titles, types, fields, pages, sources, bodies)))
+    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps(doc_table(titles, types, fields, pages, sources, texts)))
     manifest.extra["keyword"] = digest
     store.save_manifest(index_dir, manifest)
     for old in kdir.iterdir():
