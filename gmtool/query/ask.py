@@ -16,7 +16,7 @@ from gmtool.query.fusion import Priors, fuse
 from gmtool.query.intent import Intent, concept_scores, library_kinds, read_intent
 from gmtool.query.ranking import RANKING
 from gmtool.query.search import Filters, make_hits, prepare, rows_for
-from gmtool.rank.units import fold_targets, units
+from gmtool.rank.units import units
 from gmtool.storage.vectors import load_unit_index
 from gmtool.types import Hit, SearchResult
 
@@ -332,18 +332,13 @@ def _typed(lib: Library) -> np.ndarray:
 
 
 def _global_targets(lib: Library) -> np.ndarray:
+    """Per document, the global id of the entity a result names (from the doc table: no source is read)."""
     import numpy as np
 
     cached = lib.cache.get("targets")
     if cached is None:
-        out = np.empty(lib.n_docs, dtype=np.int64)
-        for sid, meta in lib.metas.items():
-            off = lib.offsets[sid]
-            rec = lib.record(sid)
-            t = fold_targets(rec.entries) if rec is not None else list(range(meta.entry_count))
-            out[off : off + len(t)] = np.asarray(t, dtype=np.int64) + off
-        lib.cache["targets"] = out
-        cached = out
+        cached = np.asarray(lib.doc_table()["target"], dtype=np.int64)
+        lib.cache["targets"] = cached
     return cached  # type: ignore[return-value]
 
 

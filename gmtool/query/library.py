@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from gmtool.errors import GmtoolError
 from gmtool.rank.copies import entity_texts
 from gmtool.rank.keyword import _build_keyword, doc_table, keyword_digest
+from gmtool.rank.units import fold_targets
 from gmtool.storage import store
 from gmtool.types import Entry, SourceMeta
 
@@ -174,19 +175,22 @@ class Library:
                     import orjson
 
                     data = orjson.loads((self.index_dir / "keyword" / f"{digest}.docs.json").read_bytes())
-                    keys = ("titles", "types", "fields", "pages", "copy", "name")
+                    keys = ("titles", "types", "fields", "pages", "target", "copy", "name")
                     if all(len(data[k]) == self.n_docs for k in keys):
                         docs = {k: data[k] for k in keys}
             if docs is None:
                 es = self.entries
                 sources: list[str] = []
                 texts: list[str] = []
+                targets: list[int] = []
                 for sid, m in self.metas.items():
                     sources.extend(sid for _ in range(m.entry_count))
-                    mine = es[self.offsets[sid] : self.offsets[sid] + m.entry_count]
+                    off = self.offsets[sid]
+                    mine = es[off : off + m.entry_count]
                     texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
+                    targets.extend(off + t for t in fold_targets(mine))
                 docs = doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                                 [e.page for e in es], sources, texts)
+                                 [e.page for e in es], sources, texts, targets)
             self._docs = docs
         return self._docs
 

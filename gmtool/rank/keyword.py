@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.rank.copies import entity_texts
+from gmtool.rank.units import fold_targets
 from gmtool.storage import store
 from gmtool.types import Entry, SourceMeta
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems; fields, pages, copies in docs.json)
+KEYWORD_VERSION = 4  # bump when the keyword documents, weights or side files change (4: Snowball stems; fields, pages, targets, copies in docs.json)
 TITLE_WEIGHT = 3.0
 
 
@@ -34,14 +35,16 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 def doc_table(
     titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int], sources: list[str],
-    texts: list[str],
+    texts: list[str], targets: list[int],
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
-    fields, page, and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
+    fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
+    and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
     from gmtool.rank.copies import copy_groups
 
     copy, name = copy_groups(titles, types, sources, texts, fields)
-    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "copy": copy, "name": name}
+    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets, "copy": copy,
+            "name": name}
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
@@ -120,6 +123,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     pages: list[int] = []
     sources: list[str] = []
     texts: list[str] = []
+    targets: list[int] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
@@ -131,6 +135,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         pages.extend(e.page for e in entries)
         sources.extend(sid for _ in entries)
         texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
+        targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
             blocks[f].append(toks[f])
@@ -146,7 +151,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     kdir.mkdir(parents=True, exist_ok=True)
     bm25.save(kdir / f"{digest}.bm25")
     fuzzy.save(kdir / f"{digest}.fuzzy")
-    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps(doc_table(titles, types, fields, pages, sources, texts)))
+    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps(doc_table(titles, types, fields, pages, sources, texts, targets)))
     manifest.extra["keyword"] = digest
     store.save_manifest(index_dir, manifest)
     for old in kdir.iterdir():
