@@ -22,9 +22,9 @@ class Ranking:
     prf_weight: float = 0.25  # pseudo-relevance-feedback terms: weaker still, they are guesses
     prf_docs: int = 5  # feedback is read from this many top keyword sections
     prf_terms: int = 6  # and adds at most this many terms
-    fold_share: float = 0.5  # an entity earns half the keyword score of its best folded subsection
+    fold_share: float = 1.0  # an entity earns the keyword score of its best folded subsection ("Life Drain" in a stat block)
     # --- ask: fusion ---
-    w_keyword: float = 0.45  # keyword evidence: precise on names, blind to paraphrase (odd-half optimum 0.45-0.6)
+    w_keyword: float = 0.6  # keyword evidence: precise on names, blind to paraphrase (odd half: flat 0.45-0.6)
     w_dense: float = 0.7  # sentence similarity: carries paraphrased questions
     dense_floor_percentile: float = 50.0  # similarities below the median count as no evidence at all
     w_type: float = 0.3  # a result of the content type the question names ("spell", "monster")
