@@ -61,18 +61,6 @@ def remembered_library() -> Path | None:
     return Path(value) if isinstance(value, str) and value else None
 
 
-def remember_library(library: Path) -> None:
-    """Best effort: a read-only config dir must never fail a scan."""
-    path = _config_file()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"library": str(library.resolve())}), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
 def resolve(library: str | Path | None = None) -> Paths:
     if library:
         lib, how = Path(library), "flag"

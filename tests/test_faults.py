@@ -184,7 +184,10 @@ def test_stray_files_of_a_killed_run_are_swept(lib: Path) -> None:
     (idx / "index" / "ghost.index.json").write_bytes(b"{}")
     (idx / "lock").write_text(str(dead_pid))  # the killed writer's pid, left behind
     problems = Engine(lib).verify().problems
-    assert [p.code for p in problems] == ["ORPHANED"] * 4
+    assert [p.code for p in problems] == ["STALE_LOCK"] + ["ORPHANED"] * 4
+    assert str(dead_pid) in problems[0].message
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert any(w.startswith("STALE_LOCK") and str(dead_pid) in w for w in rep.warnings), rep.warnings
     _repair(lib)
     _all_searchable(lib)
 

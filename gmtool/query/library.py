@@ -128,7 +128,7 @@ class Library:
 
     def _persisted(self) -> str | None:
         digest = keyword_digest(self.manifest)
-        return digest if self.manifest.extra.get("keyword") == digest else None
+        return digest if self.manifest.state.keyword == digest else None
 
     def keyword(self) -> tuple[BM25Index, TitleMatcher]:
         """The persisted keyword index when it matches this snapshot, else one built in memory."""
