@@ -38,22 +38,22 @@ class SourceRecord:
         self.page_labels = page_labels
 
 
-def _keep_prev(path: Path) -> None:
+def _keep_prev(path: Path) -> bool:
     """Hard-link the current file aside, so it stays readable after `path` is replaced.
 
     An existing kept version is left alone: `sweep` only leaves one in place when it is the
-    version the manifest names (and `path` is not).
+    version the manifest names (and `path` is not). True when a version was kept now.
     """
     prev = prev_file(path)
     if prev.exists():
-        return
+        return False
     tmp = temp_name(prev)
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     try:
         os.link(path, tmp)
     except FileNotFoundError:
-        return
+        return False
     except OSError:  # no hard links on this file system: copy
         try:
             with no_space_is_disk_full(prev):
@@ -63,6 +63,7 @@ def _keep_prev(path: Path) -> None:
                 tmp.unlink()
             raise
     os.replace(tmp, prev)
+    return True
 
 
 def _load_pages_at(path: Path, sha256: str) -> list[str] | None:
@@ -101,8 +102,13 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
     # Page texts go in a file of their own: searches never need them, so loads stay fast.
     pages = {"format_version": FORMAT_VERSION, "sha256": meta.sha256, "page_texts": doc.page_texts}
     for path, data in ((pages_file(index_dir, meta.source_id), pages), (source_file(index_dir, meta.source_id), payload)):
-        _keep_prev(path)
-        atomic_write(path, dumps(data))
+        kept = _keep_prev(path)
+        try:
+            atomic_write(path, dumps(data))
+        except BaseException:
+            if kept:  # `path` is still the version the manifest names: no copy needed
+                prev_file(path).unlink(missing_ok=True)
+            raise
 
 
 def drop_prev(index_dir: Path, source_id: str) -> None:
