@@ -17,7 +17,6 @@ Importing this module is cheap: onnxruntime, tokenizers and numpy are imported o
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -68,12 +67,9 @@ def resolve_tokenizer_path() -> Path:
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("GMTOOL_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    from gmtool.settings import cache_dir as user_cache_dir
 
-    return Path(platformdirs.user_cache_dir("gmtool"))
+    return user_cache_dir()
 
 
 def file_sha256(path: Path) -> str:
@@ -81,11 +77,9 @@ def file_sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _SHA_CACHE:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        _SHA_CACHE[key] = h.hexdigest()
+        from gmtool.storage.hashing import file_sha256 as sha256_of
+
+        _SHA_CACHE[key] = sha256_of(path)
     return _SHA_CACHE[key]
 
 
@@ -310,17 +304,9 @@ def _rewrite_cache_path(source_sha: str) -> Path:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    from gmtool.storage.atomic import atomic_write
+
+    atomic_write(path, data)
 
 
 # ---------------------------------------------------------------------------------------------
