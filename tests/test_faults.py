@@ -536,3 +536,31 @@ def test_sigkill_while_embedding_keeps_keyword_search_and_resumes(tmp_path: Path
     assert rep.embeddings_generated == sum(len(set(k["keys"])) for k in keys.values() if k), rep
     assert {sid: (vdir / f"{sid}.npy").stat().st_mtime_ns for sid in done} == stamps  # not embedded again
     assert Engine(lib).scan(workers=1, device="cpu").embeddings_generated == 0
+
+
+def test_a_worker_drops_its_copy_of_the_lock_and_the_writer_keeps_it(lib: Path) -> None:
+    from gmtool.index.workers import _identify, worker_init
+
+    idx = lib / ".gmtool"
+    with store.writer_lock(idx) as held:
+        other = os.open(os.devnull, os.O_RDONLY)
+        pid = os.fork()
+        if pid == 0:  # the child: what a forked pool worker runs first
+            worker_init(os.getppid(), _identify((held.fd,)) + ((other, -1, -1),))
+            code = 0
+            try:
+                os.fstat(held.fd)
+                code |= 1  # still holds the lock descriptor
+            except OSError:
+                pass
+            try:
+                os.fstat(other)  # a descriptor that is not the lock stays open
+            except OSError:
+                code |= 2
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        os.close(other)
+        assert os.waitstatus_to_exitcode(status) == 0
+        with pytest.raises(GmtoolError) as exc:  # the writer still holds the lock
+            Engine(lib).index(embed=False, workers=1, wait=False)
+        assert exc.value.code == "INDEX_LOCKED"

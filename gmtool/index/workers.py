@@ -50,13 +50,26 @@ def _die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, daemon=True, name="gmtool-parent-watch").start()
 
 
-def worker_init(parent: int, inherited_fds: tuple[int, ...]) -> None:
+def worker_init(parent: int, inherited: tuple[tuple[int, int, int], ...]) -> None:
     """Pool initializer. Closing the inherited lock descriptor does not unlock the parent
-    (an flock lives until its last descriptor closes, and the parent keeps its own)."""
+    (an flock lives until its last descriptor closes, and the parent keeps its own). Each is
+    (fd, st_dev, st_ino): a child that was not forked (spawn, forkserver) may have another
+    file at that number, which must stay open."""
     _die_with_parent(parent)
-    for fd in inherited_fds:
+    for fd, dev, ino in inherited:
         with contextlib.suppress(OSError):
-            os.close(fd)
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (dev, ino):
+                os.close(fd)
+
+
+def _identify(fds: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
+    out = []
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            st = os.fstat(fd)
+            out.append((fd, st.st_dev, st.st_ino))
+    return tuple(out)
 
 
 def _process(doc: Document) -> Document:
@@ -132,7 +145,7 @@ def iter_extracted(todo: list[Path], workers: int, inherited_fds: tuple[int, ...
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, initializer=worker_init,
-                             initargs=(os.getpid(), inherited_fds)) as pool:
+                             initargs=(os.getpid(), _identify(inherited_fds))) as pool:
         for item in _submit_all(pool, todo, workers):
             yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 
