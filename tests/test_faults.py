@@ -333,7 +333,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to find the worker processes")
 def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -> None:
-    lib = _make_lib(tmp_path / "lib", chapters=25)
+    lib = _make_lib(tmp_path / "lib", chapters=6)
     Engine(lib).index(embed=False, workers=1)
     cmd = [sys.executable, "-m", "gmtool", "scan", str(lib), "--force", "--no-embed", "--json", "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
@@ -395,7 +395,12 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("args", [["index", "--force-clean"], ["index"], ["scan"]])
-def test_foreign_index_dir_is_refused_and_left_untouched(lib: Path, tmp_path: Path, args: list[str]) -> None:
+def test_foreign_index_dir_is_refused_and_left_untouched(lib: Path, tmp_path: Path, args: list[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+
     foreign = tmp_path / "cache"
     (foreign / "index").mkdir(parents=True)
     (foreign / "index" / "theirs.index.json").write_bytes(b"{}")
@@ -403,10 +408,9 @@ def test_foreign_index_dir_is_refused_and_left_untouched(lib: Path, tmp_path: Pa
     (foreign / "photo.jpg").write_bytes(b"\xff\xd8 jpeg")
     (foreign / "manifest.json").write_bytes(b"{\"theirs\": true}")
     before = _tree(foreign)
-    env = {**_env(), "GMTOOL_INDEX_DIR": str(foreign)}
-    cmd = [sys.executable, "-m", "gmtool", *args, "--library", str(lib), "--no-embed", "--workers", "1"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
-    assert r.returncode == 2 and "INDEX_DIR_NOT_OURS" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    monkeypatch.setenv("GMTOOL_INDEX_DIR", str(foreign))
+    r = CliRunner().invoke(app, [*args, "--library", str(lib), "--no-embed", "--workers", "1"])
+    assert r.exit_code == 2 and "INDEX_DIR_NOT_OURS" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert _tree(foreign) == before
 
 
@@ -546,7 +550,7 @@ def test_a_worker_drops_its_copy_of_the_lock_and_the_writer_keeps_it(lib: Path) 
         other = os.open(os.devnull, os.O_RDONLY)
         pid = os.fork()
         if pid == 0:  # the child: what a forked pool worker runs first
-            worker_init(os.getppid(), _identify((held.fd,)) + ((other, -1, -1),))
+            worker_init(os.getppid(), (*_identify((held.fd,)), (other, -1, -1)))
             code = 0
             try:
                 os.fstat(held.fd)
