@@ -233,6 +233,22 @@ def _with_new(warnings: list[str], lib: Library) -> list[str]:
     return warnings + [w for w in lib.warnings if w not in warnings]
 
 
+def type_filter_warning(lib: Library, flt: Filters) -> str | None:
+    """TYPE_FILTER_EMPTY when no book searched has an entry of the wanted types, so the type
+    filter alone empties the result: say which books, rather than answer with silence."""
+    if not flt.types or not lib.metas:
+        return None
+    scope = flt.sources if flt.sources is not None else sorted(lib.metas)
+    wanted = set(flt.types)
+    lacking = [sid for sid in scope if sid in lib.metas and not any(lib.metas[sid].type_counts.get(t) for t in wanted)]
+    if not lacking or len(lacking) < len(scope):
+        return None
+    return (
+        f"TYPE_FILTER_EMPTY: no entries of type {', '.join(sorted(wanted))} in {', '.join(lacking)}; "
+        "drop the type filter (--type / content_types) to search every entry"
+    )
+
+
 def prepare(
     lib: Library, query: str, flt: Filters, allow_empty: bool = False
 ) -> tuple[str, list[str], np.ndarray | None, bool]:
@@ -242,6 +258,9 @@ def prepare(
     q = "" if allow_empty and not (query or "").strip() else check_query(query, warnings)
     flt.types = check_types(flt.types)
     flt.sources = resolve_sources(lib, flt.sources, warnings)
+    type_warning = type_filter_warning(lib, flt)
+    if type_warning:
+        warnings.append(type_warning)
     if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
         return q, warnings, None, True
     return q, warnings, build_mask(lib, flt), False
