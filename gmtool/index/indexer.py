@@ -19,7 +19,7 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.index.discover import discover
 from gmtool.index.oplog import OpLog
 from gmtool.index.workers import iter_extracted
-from gmtool.settings import Paths
+from gmtool.settings import Paths, Settings
 from gmtool.storage import store
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp, file_sha256
@@ -67,6 +67,7 @@ class IndexOptions:
     wait: bool = True
     device: str = "auto"
     progress: Progress | None = None
+    settings: Settings | None = None  # None: read from the environment once, here
 
     @property
     def targeted(self) -> bool:
@@ -95,6 +96,7 @@ class Indexer:
         self.index_dir = paths.index_dir
         self.library = paths.library
         self.opts = opts
+        self.settings = opts.settings or Settings.from_env()
         self.workers = max(1, opts.workers or os.cpu_count() or 1)
         self.report = ScanReport(library=str(self.library), index_dir=str(self.index_dir))
         self.log = OpLog()
@@ -308,8 +310,8 @@ class Indexer:
         progress = self.opts.progress
         if progress:
             progress(0, len(todo), "extracting")
-        for done, (path_str, result, toks) in enumerate(iter_extracted([c.path for c in todo], self.workers,
-                                                                      lock_fds), start=1):
+        extracted = iter_extracted([c.path for c in todo], self.workers, lock_fds, self.settings.debug)
+        for done, (path_str, result, toks) in enumerate(extracted, start=1):
             change = by_path[path_str]
             r = self._rel(change.path)
             if isinstance(result, Failure):
@@ -354,7 +356,7 @@ class Indexer:
             from gmtool.index.embedding import embed_library
 
             n, warn = embed_library(self.index_dir, self.manifest, device=self.opts.device,
-                                    progress=self.opts.progress)
+                                    progress=self.opts.progress, settings=self.settings)
             self.report.embeddings_generated = n
             if warn:
                 self.report.warnings.append(warn)

@@ -75,11 +75,10 @@ def _identify(fds: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
 def _process(doc: Document) -> Document:
     """Classification and typed fields: the same for every format."""
     from gmtool.index.classify import classify
-    from gmtool.index.fields import parse_fields
+    from gmtool.index.fields import set_fields
 
     classify(doc)
-    for e in doc.entries:
-        e.fields = parse_fields(e.content_type, e.title, e.body)
+    set_fields(doc)
     return doc
 
 
@@ -88,7 +87,7 @@ def _failure(path: Path, exc: Exception) -> Failure:
     return Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
 
 
-def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
+def _guarded(path: Path, work: Callable[[], Document], debug: bool = False) -> Document | Failure:
     """Never raises, so one bad file cannot stop the run (or a worker pool)."""
     try:
         return _process(work())
@@ -97,7 +96,7 @@ def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
     except MemoryError:
         return Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
     except Exception as exc:  # noqa: BLE001 - a third-party parser failing on a hostile file
-        if os.environ.get("GMTOOL_DEBUG"):
+        if debug:
             traceback.print_exc()
         return _failure(path, exc)
 
@@ -109,19 +108,19 @@ def _with_tokens(path_str: str, result: Document | Failure) -> Extracted:
     return path_str, result, tokenize_entries(result.entries) if isinstance(result, Document) else None
 
 
-def _extract_job(path_str: str, workers: int) -> Extracted:
+def _extract_job(path_str: str, workers: int, debug: bool = False) -> Extracted:
     """A whole file, extracted and classified (in the parent or in a worker process)."""
     from gmtool.index.extract import extract
 
     path = Path(path_str)
-    return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers)))
+    return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers), debug))
 
 
-def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> Extracted:
+def _assemble_job(path_str: str, head: PdfHead, pages: list[Any], debug: bool = False) -> Extracted:
     from gmtool.index.extract.pdf import assemble
 
     path = Path(path_str)
-    return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages)))
+    return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages), debug))
 
 
 def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Failure:
@@ -133,24 +132,25 @@ def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Fail
         return Failure(path.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200], "the file may be damaged")
 
 
-def iter_extracted(todo: list[Path], workers: int, inherited_fds: tuple[int, ...] = ()) -> Iterator[Extracted]:
+def iter_extracted(todo: list[Path], workers: int, inherited_fds: tuple[int, ...] = (),
+                   debug: bool = False) -> Iterator[Extracted]:
     """Results in `todo` order. With workers > 1 one process pool serves the whole run: a big PDF's
     page ranges and whole small files are all queued at once, so workers never wait for the parent,
     which merges and classifies one book while the workers read the next. `inherited_fds` are
     descriptors the workers must not keep (the writer lock)."""
     if workers <= 1:
         for p in todo:
-            yield _extract_job(str(p), 1)
+            yield _extract_job(str(p), 1, debug)
         return
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, initializer=worker_init,
                              initargs=(os.getpid(), _identify(inherited_fds))) as pool:
-        for item in _submit_all(pool, todo, workers):
+        for item in _submit_all(pool, todo, workers, debug):
             yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 
 
-def _submit_all(pool: Any, todo: list[Path], workers: int) -> list[Any]:
+def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool) -> list[Any]:
     """Queue every file (a big PDF as page ranges); merging a big PDF runs in the pool too."""
     from concurrent.futures import Future
 
@@ -169,7 +169,7 @@ def _submit_all(pool: Any, todo: list[Path], workers: int) -> list[Any]:
                 futs = [pool.submit(extract_page_range, str(p), a, b) for a, b in ranges]
                 plan.append((p, head_or_fail, futs, None))
                 continue
-        plan.append((p, None, [pool.submit(_extract_job, str(p), 1)], None))
+        plan.append((p, None, [pool.submit(_extract_job, str(p), 1, debug)], None))
     finals: list[Future[Any] | Extracted] = []
     for p, head, futs, fail in plan:
         if fail is not None:
@@ -183,5 +183,5 @@ def _submit_all(pool: Any, todo: list[Path], workers: int) -> list[Any]:
                 finals.append((str(p), Failure(p.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200],
                                                "the file may be damaged; re-export it"), None))
                 continue
-            finals.append(pool.submit(_assemble_job, str(p), head, pages))
+            finals.append(pool.submit(_assemble_job, str(p), head, pages, debug))
     return finals
