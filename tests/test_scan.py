@@ -256,11 +256,11 @@ def test_no_entries_warning_counts_and_names_every_empty_book(tmp_path: Path) ->
     from dataclasses import replace
 
     from gmtool.index.indexer import Indexer, IndexOptions
-    from gmtool.settings import resolve
+    from gmtool.settings import Settings, resolve
     from gmtool.types import SourceMeta
 
     base = SourceMeta("a", "A", "a.md", "/a.md", "markdown", 1, 1.0, "x", 1, False, [], "", "0", 1, entry_count=3)
-    ix = Indexer(resolve(tmp_path), IndexOptions())
+    ix = Indexer(resolve(tmp_path, Settings.from_env()), IndexOptions())
     ix.manifest.sources = {"a": base, "b": replace(base, source_id="b", file="sub/b.txt", entry_count=0),
                            "c": replace(base, source_id="c", file="c.pdf", entry_count=0)}
     ix._warn_empty()
