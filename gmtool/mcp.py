@@ -88,7 +88,9 @@ class Service:
                 raise tool_error(exc) from None
 
     def has_embeddings(self) -> bool:
-        return any((self.engine.paths.index_dir / "vectors").glob("*.npy"))
+        from gmtool.storage.vectors import has_vectors
+
+        return has_vectors(self.engine.paths.index_dir)
 
     def warm(self) -> None:
         """Load the index (and the embedding model when vectors exist) before the first question."""

@@ -129,6 +129,11 @@ class VectorStore:
                 pass
 
 
+def has_vectors(index_dir: Path) -> bool:
+    """Any source has stored vectors (a cheap check, before loading a model)."""
+    return any(vectors_dir(index_dir).glob("*.npy"))
+
+
 def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
     """Which entry each vector belongs to, so a query never has to rebuild the windows."""
     digest = section_key("\x1f".join(texts))
