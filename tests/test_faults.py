@@ -499,9 +499,10 @@ def test_disk_full_gives_disk_full_and_keeps_the_old_index(lib: Path, monkeypatc
 
 
 def _model_present() -> bool:
-    from gmtool.rank.embed import resolve_model_path
+    from gmtool.rank.model_files import resolve_model_path
+    from gmtool.settings import Settings
 
-    path = resolve_model_path()
+    path = resolve_model_path(Settings.from_env())
     return path is not None and path.is_file()
 
 
