@@ -67,11 +67,10 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
 def _process(doc: Document) -> Document:
     """Classification and typed fields: the same for every format."""
     from gmtool.index.classify import classify
-    from gmtool.index.fields import parse_fields
+    from gmtool.index.fields import set_fields
 
     classify(doc)
-    for e in doc.entries:
-        e.fields = parse_fields(e.content_type, e.title, e.body)
+    set_fields(doc)
     return doc
 
 
