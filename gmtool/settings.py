@@ -80,7 +80,10 @@ class Paths:
 def _xdg_dir(env: Mapping[str, str], xdg: str, fallback: str) -> Path:
     """The XDG base dir, else its usual place under the home dir."""
     base = env.get(xdg)
-    return (Path(base) if base else Path.home() / fallback) / "gmtool"
+    if base:
+        return Path(base) / "gmtool"
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / fallback / "gmtool"
 
 
 def remembered_library(config_file: Path) -> Path | None:
