@@ -73,7 +73,8 @@ def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool
     else:
         code, message = "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
         hint = "the server's log has the details (start it with `gmtool --debug serve` for the traceback); please report it"
-    log.warning("%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if debug else None)
+    traced = debug and exc.__traceback__ is not None  # an argument error has no traceback worth showing
+    log.warning("%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
     return kind(mcpout.error_line(code, message, hint), log_level=logging.DEBUG)
 
 
