@@ -127,7 +127,7 @@ def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> To
 
 def where(d: Any) -> str:
     """p.LABEL for a PDF page; l.N for a Markdown or text heading, which has a line, not a page."""
-    if d.get("line") is not None:
+    if d.get("line") is not None or d.get("page") is None:
         return f"l.{d['line']}"
     return f"p.{d.get('page_label') or d.get('page')}"
 
@@ -138,7 +138,8 @@ def library_text(data: LibraryOut) -> str:
     lines = [f"{len(data['sources'])} sources (most entries first):"]
     for s in data["sources"]:
         types = ", ".join(f"{t} {n}" for t, n in sorted(s["types"].items(), key=lambda kv: -kv[1]))
-        lines.append(f"- {s['source_id']}: {s['title']} ({s['pages']} pages, {s['entries']} entries"
+        size = f"{s['pages']} pages" if s["pages"] is not None else f"{s.get('lines')} lines"
+        lines.append(f"- {s['source_id']}: {s['title']} ({size}, {s['entries']} entries"
                      + (f"; {types}" if types else "") + ")")
     return "\n".join(lines)
 
@@ -163,7 +164,8 @@ def toc_text(data: TocOut) -> str:
 
 
 def read_text(d: dict[str, Any]) -> str:
-    loc = f"{d['source_name']} ({d['source_id']}), page {d['page_label'] or d['page']}"
+    at = f"line {d.get('line')}" if d["page"] is None else f"page {d['page_label'] or d['page']}"
+    loc = f"{d['source_name']} ({d['source_id']}), {at}"
     head = f"{d['title']} — {loc}" if d["title"] else loc
     nav = f"\n[previous: {d['previous_title'] or '-'} | next: {d['next_title'] or '-'}]"
     return f"{head}\n\n{d['text']}" + (" …(truncated)" if d["truncated"] else "") + nav

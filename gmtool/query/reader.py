@@ -9,7 +9,7 @@ from gmtool.storage import store
 
 if TYPE_CHECKING:
     from gmtool.query.library import Library
-    from gmtool.types import ReadResult
+    from gmtool.types import Entry, ReadResult
 
 
 def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
@@ -36,6 +36,11 @@ def _named(titles: list[str], want: str) -> tuple[list[int], bool]:
     return [i for i, t in enumerate(titles) if t.startswith(want)], False
 
 
+def _covers(e: Entry, page: int) -> bool:
+    """Whether a section spans `page` (a Markdown or text section has lines, no pages)."""
+    return e.page is not None and e.page <= page <= max(e.end_page or e.page, e.page)
+
+
 def find_entry(lib: Library, sid: str, title: str, page: int | None = None) -> int:
     """The section titled `title`; with `page`, the one whose pages cover it, since a book may repeat a
     title (a spell list and the spell itself)."""
@@ -52,7 +57,7 @@ def find_entry(lib: Library, sid: str, title: str, page: int | None = None) -> i
         )
     if page is not None:
         elsewhere = sorted({entries[i].page for i in named})
-        named = [i for i in named if entries[i].page <= page <= max(entries[i].end_page, entries[i].page)]
+        named = [i for i in named if _covers(entries[i], page)]
         if not named:
             pages = [str(p) for p in elsewhere[:10]]
             listed = ", ".join(pages[:-1]) + " or " + pages[-1] if len(pages) > 1 else pages[0]
@@ -99,7 +104,7 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int, page: int |
 
 
 def check_page(lib: Library, sid: str, page: int) -> None:
-    pages = lib.metas[sid].pages
+    pages = lib.metas[sid].pages or 0
     if page < 1 or page > max(pages, 1):
         raise UsageError("INVALID_PAGE", f"{sid} has pages 1–{pages}, not {page}", f"pick a page between 1 and {pages}")
 
