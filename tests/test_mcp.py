@@ -264,16 +264,33 @@ def test_toc_and_read(sample: Server) -> None:
     assert short["truncated"] and len(short["text"]) <= 22
 
 
-def test_read_section_with_title_and_page_reads_that_page(sample: Server) -> None:
-    # the bestiary repeats "Actions" under each monster, on pages 2, 3 and 4
-    by_page = {p: sample.ok("read_section", {"source_id": "bestiary", "title": "Actions", "page": p})
-               for p in (2, 3, 4)}
-    assert {p: d["page"] for p, d in by_page.items()} == {2: 2, 3: 3, 4: 4}
-    assert len({d["previous_title"] for d in by_page.values()}) == 3  # three monsters' actions
-    text = sample.error_text("read_section", {"source_id": "bestiary", "title": "Actions", "page": 5})
-    assert text.startswith("SECTION_NOT_ON_PAGE") and "2, 3 or 4" in text
-    assert sample.error_text("read_section", {"source_id": "bestiary", "title": "Actions", "page": 99}
-                             ).startswith("INVALID_PAGE")
+@pytest.fixture(scope="module")
+def repeats(tmp_path_factory: pytest.TempPathFactory) -> Server:
+    """A generated book that repeats a section title in three chapters, on pages 1, 2 and 3."""
+    from pdfgen import make_outline_pdf
+
+    base = tmp_path_factory.mktemp("mcp-repeats")
+    lib = base / "lib"
+    lib.mkdir()
+    sections = []
+    for n, place in enumerate(["Harbor", "Marsh", "Tower"], 1):
+        sections += [(f"Chapter {n}: The {place}", 0, [f"The party reaches the {place.lower()}."]),
+                     ("Random Encounters", 1, [f"Roll a d6 for the {place.lower()}: {n} smugglers appear."])]
+    make_outline_pdf(lib / "travels.pdf", sections, title="Travels")
+    scan_isolated(lib, base / "config")
+    return Server(lib, base / "config")
+
+
+def test_read_section_with_title_and_page_reads_that_page(repeats: Server) -> None:
+    by_page = {p: repeats.ok("read_section", {"source_id": "travels", "title": "Random Encounters", "page": p})
+               for p in (1, 2, 3)}
+    assert {p: d["page"] for p, d in by_page.items()} == {1: 1, 2: 2, 3: 3}
+    assert [("smugglers" in d["text"], d["text"].count(f"{p} smugglers")) for p, d in by_page.items()] == \
+        [(True, 1)] * 3
+    text = repeats.error_text("read_section", {"source_id": "travels", "title": "Chapter 1: The Harbor", "page": 3})
+    assert text.startswith("SECTION_NOT_ON_PAGE") and "page 1" in text
+    assert repeats.error_text("read_section", {"source_id": "travels", "title": "Random Encounters", "page": 9}
+                              ).startswith("INVALID_PAGE")
 
 
 def test_index_library_verify_and_targeted(sample: Server) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
 from gmtool.present.jsonout import source_dict, toc_rows
+from gmtool.present.terminal import line as one_line  # a file name or an argument can hold control characters
 
 if TYPE_CHECKING:
     from gmtool.present.shapes import LibraryOut, ScanOut, SearchOut, TocOut
@@ -52,14 +53,7 @@ def mcp_hint(code: str, hint: str, tool: str = "") -> str:
 
 def error_line(code: str, message: str, hint: str = "") -> str:
     """The one error format of the server, for the client and the log alike: 'CODE: message (hint: …)'."""
-    text = f"{code}: {message}" + (f" (hint: {hint})" if hint else "")
-    return one_line(text)
-
-
-def one_line(text: str) -> str:
-    """Newlines and control characters (from a file name or a client's argument) would break a log
-    line or drive a terminal; show them escaped instead."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return one_line(f"{code}: {message}" + (f" (hint: {hint})" if hint else ""))
 
 
 # --- budgets -----------------------------------------------------------------------------------------
