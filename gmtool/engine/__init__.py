@@ -189,7 +189,7 @@ class Engine:
         if title is None and page is None:
             raise UsageError("INVALID_QUERY", "give a section title or --page N", 'e.g. gmtool show SOURCE "Fireball"')
         if title is not None:
-            return read_section(lib, sid, title, max_chars)
+            return read_section(lib, sid, title, max_chars, page=page)
         assert page is not None
         return read_page(lib, sid, page, max_chars)
 
