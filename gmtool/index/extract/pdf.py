@@ -230,7 +230,7 @@ def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) ->
     from gmtool.index.extract.tables import find_rows
 
     found = drop_repeats(find_runins(pages, drop, thr) + find_rows(pages, drop, thr) + find_title_lines(pages, drop, thr))
-    taken = {st for st in starts}
+    taken = set(starts)
     named = {(norm(e.title), e.page) for e in entries}
     seen: set = set()
     out = []

@@ -100,8 +100,9 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
         if not cands:
             continue
         keep: set[int] = set()
-        for idxs in _indent_groups(lines, cands, lambda i: cands[i][1]):
-            if len(idxs) >= (_MIN_STYLED if cands[idxs[0]][1] == "font" else _MIN_TEXT):
+        seps = {i: c[1] for i, c in cands.items()}
+        for idxs in _indent_groups(lines, cands, seps.__getitem__):
+            if len(idxs) >= (_MIN_STYLED if seps[idxs[0]] == "font" else _MIN_TEXT):
                 keep.update(idxs)
         for i in sorted(keep):
             name, _sep, rest = cands[i]
@@ -159,7 +160,8 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
             j = i + 1
             if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
                 continue
-            priced = not ln.lead and not ln.lead_bold and re.search(r"\d", _name_of(t)[1] and t or "") is not None and bool(_name_of(t)[1])
+            tags = _name_of(t)[1]
+            priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)

@@ -12,6 +12,7 @@ name column of a roll table is the one after it. A name that wraps inside its ce
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from statistics import median
 from typing import NamedTuple
@@ -106,7 +107,7 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
 
 def _entries(pi: int, rows, col: list[Cell], lines: list[Line]) -> list[Inline]:
     tops = [c.top for c, _ in rows]
-    pitch = median(b - a for a, b in zip(tops, tops[1:], strict=False)) if len(tops) > 1 else 0.0
+    pitch = median(b - a for a, b in itertools.pairwise(tops)) if len(tops) > 1 else 0.0
     out: list[Inline] = []
     first = rows[0]
     # a first row of short wordless cells is the header ("ITEM COST NOTES", "name notes")
