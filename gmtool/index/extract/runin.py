@@ -160,6 +160,9 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
             j = i + 1
             if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
                 continue
+            nxt = lines[j].text
+            if ". " in t or abs(lines[j].x0 - ln.x0) > 2 or not (nxt[:1].isupper() or nxt[:1].isdigit()) or lines[j].lead or lines[j].lead_bold:
+                continue  # a sentence's first words, not a title above its paragraph
             tags = _name_of(t)[1]
             priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):

@@ -46,14 +46,17 @@ def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
 
 
 def _columns(cells: list[Cell]) -> list[list[Cell]]:
-    """Cells grouped by left edge (within 3 pt)."""
-    cols: list[list[Cell]] = []
-    for c in sorted(cells, key=lambda c: c.x0):
-        if cols and c.x0 - cols[-1][-1].x0 <= 3:
-            cols[-1].append(c)
-        else:
-            cols.append([c])
-    return [sorted(col, key=lambda c: c.top) for col in cols]
+    """Cells grouped by left edge, then by centre (centred columns), within 3 pt."""
+    out: list[list[Cell]] = []
+    for key in (lambda c: c.x0, lambda c: (c.x0 + c.x1) / 2):
+        cols: list[list[Cell]] = []
+        for c in sorted(cells, key=key):
+            if cols and key(c) - key(cols[-1][-1]) <= 3:
+                cols[-1].append(c)
+            else:
+                cols.append([c])
+        out.extend(sorted(col, key=lambda c: c.top) for col in cols)
+    return out
 
 
 def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
@@ -68,6 +71,12 @@ def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
     return sorted(out, key=lambda d: d.x0)
 
 
+def _is_header(row: tuple[Cell, list[Cell]]) -> bool:
+    """A first row of short cells without numbers: "ITEM COST NOTES", "name notes"."""
+    c, right = row
+    return all(not re.search(r"\d", d.text) and len(d.text.split()) <= 3 for d in [c, *right])
+
+
 def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Cell]]] | None:
     rows = [(c, _right_of(c, cells)) for c in col]
     rows = [(c, r) for c, r in rows if r]
@@ -79,19 +88,42 @@ def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Ce
     nxt = [r[0] for _, r in rows]
     if sum(1 for d in nxt if namelike(d.text, 4) and d.text[:1].isupper()) >= 0.7 * len(nxt):
         return None  # a list of names set in columns, not a table
+    # the names come first: nothing but a roll number left of them ("Level | Features" is not)
+    lefts = sum(1 for c, _ in rows if any(not _ROLL.match(d.text) for d in _left_of(c, cells)))
+    if lefts > 0.25 * len(rows):
+        return None
     return rows
 
 
+def _left_of(c: Cell, cells: list[Cell]) -> list[Cell]:
+    lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
+    out = []
+    for d in cells[lo:]:
+        if d.top >= c.bottom + 2:
+            break
+        if d.x1 < c.x0 - 2 and d.bottom > c.top - 2:
+            out.append(d)
+    return out
+
+
 def find_rows(pages, drop, thr: float) -> list[Inline]:
-    """Rows of name-first tables on every page, in document order."""
+    """Rows of name-first tables on every page, in document order.
+
+    A table needs a header row, or must continue a table of the previous page in the same
+    column position (a long table breaks across pages without repeating its header).
+    """
     found: list[Inline] = []
+    carried: list[float] = []  # name-column x0 of the tables that ran to the previous page's end
     for pi, (_w, _h, lines) in enumerate(pages):
         if len(lines) < _MIN_ROWS:
+            carried = []
             continue
         cells = sorted(_cells(lines, drop[pi], thr), key=lambda c: c.top)
         used: set[int] = set()
+        now: list[float] = []
         for col in _columns(cells):
-            if len(col) < _MIN_ROWS or any(c.line in used for c in col):
+            col = [c for c in col if (c.line, c.x0) not in used]
+            if len(col) < _MIN_ROWS:
                 continue
             if sum(1 for c in col if namelike(c.text)) < _MIN_ROWS:
                 continue
@@ -100,21 +132,26 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             rows = _name_column(col, cells)
             if rows is None:
                 continue
-            found.extend(_entries(pi, rows, col, lines))
-            used.update(c.line for c in col)
+            header = _is_header(rows[0])
+            if not header and not any(abs(x - col[0].x0) <= 3 for x in carried):
+                continue
+            found.extend(_entries(pi, rows, col, header))
+            used.update((c.line, c.x0) for c in col)
+            now.append(col[0].x0)
+        carried = now
     return found
 
 
-def _entries(pi: int, rows, col: list[Cell], lines: list[Line]) -> list[Inline]:
+def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
     tops = [c.top for c, _ in rows]
     pitch = median(b - a for a, b in itertools.pairwise(tops)) if len(tops) > 1 else 0.0
     out: list[Inline] = []
     first = rows[0]
-    # a first row of short wordless cells is the header ("ITEM COST NOTES", "name notes")
-    header = all(not re.search(r"\d", c.text) and len(c.text.split()) <= 3 for c in [first[0], *first[1]])
     by_top = {c.top: r for c, r in rows}
     prev: Cell | None = None
     for c in col:
+        if c.top < first[0].top:
+            continue
         if prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch and namelike(f"{out[-1].title} {c.text}"):
             # the second line of a wrapped name
             last = out[-1]
