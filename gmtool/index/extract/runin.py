@@ -155,8 +155,7 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                 continue
             if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
                 continue
-            if ln.x1 > right[ln.col] - 2 * ln.size:
-                continue
+            full = ln.x1 > right[ln.col] - 2 * ln.size
             j = i + 1
             if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
                 continue
@@ -165,6 +164,8 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                 continue  # a sentence's first words, not a title above its paragraph
             tags = _name_of(t)[1]
             priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
+            if full and not priced:
+                continue
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)

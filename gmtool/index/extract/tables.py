@@ -72,13 +72,24 @@ def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
 
 
 def _is_header(row: tuple[Cell, list[Cell]]) -> bool:
-    """A first row of short cells without numbers: "ITEM COST NOTES", "name notes"."""
+    """A first row of short cells without numbers: "ITEM COST NOTES", "name notes" (a die
+    label such as "d10" heads a roll column)."""
     c, right = row
-    return all(not re.search(r"\d", d.text) and len(d.text.split()) <= 3 for d in [c, *right])
+    cells = [c, *(d for d in right if not re.fullmatch(r"d\d+", d.text.strip(), re.IGNORECASE))]
+    return all(not re.search(r"\d", d.text) and len(d.text.split()) <= 3 for d in cells)
+
+
+def _partners(c: Cell, cells: list[Cell]) -> list[Cell]:
+    """The other cells of c's row: those to its right, or the roll number to its left
+    when the name is the last column ("1-2 | free colony")."""
+    right = _right_of(c, cells)
+    if right:
+        return right
+    return [d for d in _left_of(c, cells) if _ROLL.match(d.text)]
 
 
 def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Cell]]] | None:
-    rows = [(c, _right_of(c, cells)) for c in col]
+    rows = [(c, _partners(c, cells)) for c in col]
     rows = [(c, r) for c, r in rows if r]
     if len(rows) < _MIN_ROWS:
         return None
@@ -146,22 +157,32 @@ def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
     tops = [c.top for c, _ in rows]
     pitch = median(b - a for a, b in itertools.pairwise(tops)) if len(tops) > 1 else 0.0
     out: list[Inline] = []
+    out_top: list[float] = []
     first = rows[0]
     by_top = {c.top: r for c, r in rows}
+    last_top = rows[-1][0].top
     prev: Cell | None = None
+    prev_right: list[Cell] = []
     for c in col:
-        if c.top < first[0].top:
+        if c.top < first[0].top or c.top > last_top + pitch:
             continue
-        if prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch and namelike(f"{out[-1].title} {c.text}"):
-            # the second line of a wrapped name
+        right = by_top.get(c.top)
+        if (
+            prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch
+            and all(d in prev_right for d in right or [])
+            and namelike(f"{out[-1].title} {c.text}")
+        ):
+            # the second line of a name wrapped in its cell: it shares the row's other cells
             last = out[-1]
             out[-1] = last._replace(title=f"{last.title} {c.text}")
             prev = c
             continue
-        right = by_top.get(c.top)
-        prev = c
-        if right is None or (header and c is first[0]) or not namelike(c.text):
+        prev, prev_right = c, right or []
+        if (header and c is first[0]) or not namelike(c.text):
             continue
-        body = " ".join(d.text for d in right)
+        if right is None and (not out or c.top - out_top[-1] < 0.8 * pitch):
+            continue
+        body = " ".join(d.text for d in right or [])
         out.append(Inline(Pos(pi, c.line), c.text, body, None, "row"))
+        out_top.append(c.top)
     return out
