@@ -186,3 +186,43 @@ def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
         out.append(Inline(Pos(pi, c.line), c.text, body, None, "row"))
         out_top.append(c.top)
     return out
+
+
+def find_captions(pages, drop, thr: float) -> list[Inline]:
+    """Table titles that no bookmark or font size marks ("OUT OF ACTION" above a roll
+    table): a short line in capitals at body size, set in from the text's left edge with
+    space above it, over a block that is set in as well."""
+    found: list[Inline] = []
+    for pi, (_w, _h, lines) in enumerate(pages):
+        keep = [i for i in range(len(lines)) if i not in drop[pi]]
+        if len(keep) < 4:
+            continue
+        left = median(lines[i].x0 for i in keep)
+        for a, i, b in zip(keep, keep[1:], keep[2:], strict=False):
+            ln, up, nxt = lines[i], lines[a], lines[b]
+            t = ln.text
+            letters = [ch for ch in t if ch.isalpha()]
+            if ln.size >= thr or not letters or len(t.split()) > 5 or len(t) > 40:
+                continue
+            if not all(ch.isupper() for ch in letters) or ln.col != nxt.col:
+                continue
+            em = ln.size
+            if ln.x0 < left + em or nxt.x0 < left + 0.7 * em or ln.top - up.bottom < 1.2 * em:
+                continue
+            if nxt.top - ln.bottom > 2.5 * em or up.col != ln.col:
+                continue
+            if len(ln.cells) >= 2 and _aligned(ln.cells, nxt.cells):
+                continue  # the header row of a table ("STR DEX CON"), not its title
+            found.append(Inline(Pos(pi, i), " ".join(t.split()), nxt.text, None, "caption"))
+    return found
+
+
+def _aligned(head: tuple, row: tuple) -> bool:
+    """Every cell of `head` lines up (left, centre or right edge) with a cell of `row`."""
+
+    def edges(c: tuple) -> tuple[float, float, float]:
+        return c[0], (c[0] + c[1]) / 2, c[1]
+
+    return bool(row) and all(
+        any(abs(a - b) <= 3 for d in row for a, b in zip(edges(c), edges(d), strict=True)) for c in head
+    )
