@@ -104,6 +104,11 @@ class SourceMeta:
     entry_count: int = 0
     type_counts: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def typed_share(self) -> float:
+        """The share of entries that carry a content type: low for a system typing does not read."""
+        return round(sum(self.type_counts.values()) / self.entry_count, 3) if self.entry_count else 0.0
+
 
 @dataclass(slots=True)
 class Failure:
