@@ -138,7 +138,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
-    from gmtool.index.extract.labels import fold_labels
+    from gmtool.index.extract.labels import fold_labels, merge_twins
     from gmtool.index.extract.pdf_sections import (
         OutlineItem,
         body_size,
@@ -179,7 +179,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
-    entries = fold_labels(entries)
+    entries = merge_twins(fold_labels(entries))
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")

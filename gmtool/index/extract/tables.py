@@ -130,7 +130,7 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             carried = []
             continue
         cells = sorted(_cells(lines, drop[pi], thr), key=lambda c: c.top)
-        used: set[int] = set()
+        used: set[tuple[int, float]] = set()
         now: list[float] = []
         for col in _columns(cells):
             col = [c for c in col if (c.line, c.x0) not in used]
