@@ -24,7 +24,7 @@ class Ranking:
     prf_terms: int = 6  # and adds at most this many terms
     fold_share: float = 1.0  # an entity earns the keyword score of its best folded subsection ("Life Drain" in a stat block)
     # --- ask: fusion ---
-    w_keyword: float = 0.6  # keyword evidence: precise on names, blind to paraphrase (odd half: flat 0.45-0.6)
+    w_keyword: float = 0.45  # keyword evidence: precise on names, blind to paraphrase (odd-half optimum)
     w_dense: float = 0.7  # sentence similarity: carries paraphrased questions
     dense_floor_percentile: float = 50.0  # similarities below the median count as no evidence at all
     w_type: float = 0.3  # a result of the content type the question names ("spell", "monster")
