@@ -190,7 +190,7 @@ class Library:
                     texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
                     targets.extend(off + t for t in fold_targets(mine))
                 docs = doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                                 [e.page for e in es], sources, texts, targets)
+                                 [e.page for e in es], sources, texts, targets, [e.body for e in es])
             self._docs = docs
         return self._docs
 

@@ -40,12 +40,13 @@ def same_text(a: str, b: str) -> bool:
 
 def copy_groups(
     titles: Sequence[str], types: Sequence[str | None], sources: Sequence[str], texts: Sequence[str],
-    fields: Sequence[dict | None] | None = None,
+    fields: Sequence[dict | None] | None = None, bodies: Sequence[str] | None = None,
 ) -> tuple[list[int], list[int]]:
     """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type,
     in different sources, whose texts (and typed fields, where both have them) agree (-1: no copy
     elsewhere); `name` numbers the titles that several sources hold with differing texts, another
-    edition (-1: none). `texts` are entity texts (see entity_texts)."""
+    edition (-1: none). `texts` are entity texts (see entity_texts); `bodies`, the entries' own
+    texts, decide first where both have some (books order the subsections differently)."""
     from gmtool.textnorm import normalize
 
     by_key: dict[tuple[str, str | None], list[int]] = {}
@@ -58,11 +59,14 @@ def copy_groups(
         if len({sources[i] for i in members}) < 2:
             continue
         norm = {i: " ".join(_WORDS.findall(normalize(texts[i][: COMPARE_CHARS + 100]))) for i in members}
+        own = {i: " ".join(_WORDS.findall(normalize(bodies[i][: COMPARE_CHARS + 100]))) for i in members} if bodies else {}
 
-        def alike(i: int, j: int, norm: dict[int, str] = norm) -> bool:
+        def alike(i: int, j: int, norm: dict[int, str] = norm, own: dict[int, str] = own) -> bool:
             fi, fj = (fields[i], fields[j]) if fields is not None else (None, None)
             if fi and fj and fi != fj:
                 return False
+            if own and min(len(own[i]), len(own[j])) >= MIN_EVIDENCE and same_text(own[i], own[j]):
+                return True
             return same_text(norm[i], norm[j])
 
         clusters: list[list[int]] = []

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 4  # bump when the keyword documents, weights or side files change (4: Snowball stems; fields, pages, targets, copies in docs.json)
+KEYWORD_VERSION = 5  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json)
 TITLE_WEIGHT = 3.0
 
 
@@ -35,14 +35,14 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 def doc_table(
     titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int], sources: list[str],
-    texts: list[str], targets: list[int],
+    texts: list[str], targets: list[int], bodies: list[str] | None = None,
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
     fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
     and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
     from gmtool.rank.copies import copy_groups
 
-    copy, name = copy_groups(titles, types, sources, texts, fields)
+    copy, name = copy_groups(titles, types, sources, texts, fields, bodies)
     return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets, "copy": copy,
             "name": name}
 
@@ -124,6 +124,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     pages: list[int] = []
     sources: list[str] = []
     texts: list[str] = []
+    bodies: list[str] = []
     targets: list[int] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
@@ -136,6 +137,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         pages.extend(e.page for e in entries)
         sources.extend(sid for _ in entries)
         texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
+        bodies.extend(e.body for e in entries)
         targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
@@ -148,7 +150,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     bm25.save(bm25_path)
     fuzzy.save(fuzzy_path)
     docs = layout.keyword_docs_file(index_dir, digest)
-    store.atomic_write(docs, store.dumps(doc_table(titles, types, fields, pages, sources, texts, targets)))
+    store.atomic_write(docs, store.dumps(doc_table(titles, types, fields, pages, sources, texts, targets, bodies)))
     manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
     _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs)})
