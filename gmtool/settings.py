@@ -97,19 +97,6 @@ def remembered_library(config_file: Path) -> Path | None:
     return Path(value) if isinstance(value, str) and value else None
 
 
-def remember_library(library: Path, config_file: Path) -> None:
-    """Best effort: a read-only config dir must never fail a scan."""
-    import json
-
-    try:
-        config_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = config_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"library": str(library.resolve())}), encoding="utf-8")
-        os.replace(tmp, config_file)
-    except OSError:
-        pass
-
-
 def resolve(library: str | Path | None, settings: Settings) -> Paths:
     if library:
         lib, how = Path(library), "flag"
