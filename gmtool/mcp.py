@@ -153,7 +153,7 @@ class Service:
     def write(self, tool: str, fn: Callable[[Engine], T]) -> T:
         """Scans run on a fresh Engine so readers stay usable; they see the result via the manifest stamp."""
         with self._write, self._failing_as(tool, ToolError):
-            return fn(Engine(self.engine.paths.library))
+            return fn(Engine(self.engine.paths.library, settings=self.engine.settings))
 
     def has_embeddings(self) -> bool:
         from gmtool.storage.vectors import has_vectors
