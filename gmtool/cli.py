@@ -181,7 +181,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 MAX_LIMIT = 1000  # a result list longer than this is a dump, not an answer
 
-_state: dict[str, bool] = {"debug": bool(os.environ.get("GMTOOL_DEBUG"))}
+_state: dict[str, Any] = {"debug": False, "settings": None}  # set per invocation by _main
 
 LibraryOpt = typer.Option(
     None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
@@ -265,7 +265,7 @@ def _handle(fn: F) -> F:
 def _engine(library: Optional[Path]) -> Any:
     from gmtool.engine import Engine
 
-    return Engine(library)
+    return Engine(library, settings=_state["settings"])
 
 
 def _print_json(obj: Any) -> None:
@@ -286,9 +286,13 @@ def _main(
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
 ) -> None:
-    if debug:
-        _state["debug"] = True
-        os.environ["GMTOOL_DEBUG"] = "1"
+    import dataclasses
+
+    from gmtool.settings import Settings
+
+    settings = Settings.from_env()  # the one read of the environment; passed down via the Engine
+    _state["settings"] = dataclasses.replace(settings, debug=True) if debug else settings
+    _state["debug"] = _state["settings"].debug
 
 
 def _progress_cb(enabled: bool) -> tuple[Any, Callable[[int, int, str], None] | None]:

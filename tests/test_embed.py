@@ -12,7 +12,8 @@ import pytest
 
 from gmtool.errors import GmtoolError
 from gmtool.rank import embed as embed_mod
-from gmtool.rank.embed import Embedder, load_embedder, model_status
+from gmtool.rank.embed import Embedder, load_embedder
+from gmtool.rank.model_files import model_status
 from gmtool.storage.vectors import VectorStore, section_key
 
 FIREBALL = ("Fireball. 3rd-level evocation. A bright streak flashes from your pointing finger to a point "

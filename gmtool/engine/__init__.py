@@ -11,6 +11,7 @@ from gmtool import settings as config
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.query.library import Library
 from gmtool.query.search import Filters, check_types, suggest_ids
+from gmtool.settings import Settings
 from gmtool.storage import store
 from gmtool.types import (
     Entry,
@@ -68,8 +69,9 @@ def _check_fraction(name: str, value: float, upper: float | None = 1.0, strict: 
 
 
 class Engine:
-    def __init__(self, library: str | Path | None = None) -> None:
-        self.paths = config.resolve(library)
+    def __init__(self, library: str | Path | None = None, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.paths = config.resolve(library, self.settings)
         if self.paths.library_from in ("flag", "env"):
             _check_library(self.paths)
         self._lib: Library | None = None
@@ -214,7 +216,7 @@ class Engine:
         if device not in self._embedders:
             from gmtool.rank.embed import load_embedder
 
-            self._embedders[device] = load_embedder(device=device)
+            self._embedders[device] = load_embedder(device=device, settings=self.settings)
         return self._embedders[device]
 
     def read(
@@ -257,7 +259,8 @@ class Engine:
         if workers is not None:
             _check_count("workers", workers)
         report = run_index(
-            self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress
+            self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress,
+            settings=self.settings,
         )
         self._lib = None
         return report
@@ -288,6 +291,7 @@ class Engine:
         report = run_index(
             self.paths, files=files, include=include, exclude=exclude, types=types, force=force,
             max_files=max_files, workers=workers, embed=embed, wait=wait, device=device, progress=progress,
+            settings=self.settings,
         )
         self._lib = None
         return report

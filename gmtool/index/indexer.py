@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gmtool import __version__
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.index.discover import discover
-from gmtool.settings import Paths, remember_library
+from gmtool.settings import Paths, Settings, remember_library
 from gmtool.storage import store
 from gmtool.types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
 
@@ -67,15 +67,14 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
 def _process(doc: Document) -> Document:
     """Classification and typed fields: the same for every format."""
     from gmtool.index.classify import classify
-    from gmtool.index.fields import parse_fields
+    from gmtool.index.fields import set_fields
 
     classify(doc)
-    for e in doc.entries:
-        e.fields = parse_fields(e.content_type, e.title, e.body)
+    set_fields(doc)
     return doc
 
 
-def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
+def _guarded(path: Path, work: Callable[[], Document], debug: bool = False) -> Document | Failure:
     """Never raises, so one bad file cannot stop the run (or a worker pool)."""
     try:
         return _process(work())
@@ -85,7 +84,7 @@ def _guarded(path: Path, work: Callable[[], Document]) -> Document | Failure:
         return Failure(path.name, "EXTRACT_FAILED", "out of memory while reading", "")
     except Exception as exc:  # noqa: BLE001 - a third-party parser failing on a hostile file
         detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
-        if os.environ.get("GMTOOL_DEBUG"):
+        if debug:
             traceback.print_exc()
         return Failure(path.name, "EXTRACT_FAILED", detail, "the file may be damaged; re-export it")
 
@@ -100,21 +99,21 @@ def _with_tokens(path_str: str, result: Document | Failure) -> Extracted:
     return path_str, result, tokenize_entries(result.entries) if isinstance(result, Document) else None
 
 
-def _extract_job(path_str: str, workers: int) -> Extracted:
+def _extract_job(path_str: str, workers: int, debug: bool = False) -> Extracted:
     """A whole file, extracted and classified (in the parent or in a worker process)."""
     from gmtool.index.extract import extract
 
     path = Path(path_str)
-    return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers)))
+    return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers), debug))
 
 
-def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
+def _iter_extracted(todo: list[Path], workers: int, debug: bool = False) -> Iterator[Extracted]:
     """Results in `todo` order. With workers > 1 one process pool serves the whole run: a big PDF's
     page ranges and whole small files are all queued at once, so workers never wait for the parent,
     which merges and classifies one book while the workers read the next."""
     if workers <= 1:
         for p in todo:
-            yield _extract_job(str(p), 1)
+            yield _extract_job(str(p), 1, debug)
         return
     from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -134,7 +133,7 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
                     futs = [pool.submit(extract_page_range, str(p), a, b) for a, b in ranges]
                     plan.append((p, head_or_fail, futs, None))
                     continue
-            plan.append((p, None, [pool.submit(_extract_job, str(p), 1)], None))
+            plan.append((p, None, [pool.submit(_extract_job, str(p), 1, debug)], None))
         # Merging and classifying a big PDF runs in the pool too, so the parent only saves.
         finals: list[Future[Any] | Extracted] = []
         for p, head, futs, fail in plan:
@@ -149,16 +148,16 @@ def _iter_extracted(todo: list[Path], workers: int) -> Iterator[Extracted]:
                     finals.append((str(p), Failure(p.name, "EXTRACT_FAILED", f"{type(exc).__name__}: {exc}"[:200],
                                                    "the file may be damaged; re-export it"), None))
                     continue
-                finals.append(pool.submit(_assemble_job, str(p), head, pages))
+                finals.append(pool.submit(_assemble_job, str(p), head, pages, debug))
         for item in finals:
             yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 
 
-def _assemble_job(path_str: str, head: PdfHead, pages: list[Any]) -> Extracted:
+def _assemble_job(path_str: str, head: PdfHead, pages: list[Any], debug: bool = False) -> Extracted:
     from gmtool.index.extract.pdf import assemble
 
     path = Path(path_str)
-    return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages)))
+    return _with_tokens(path_str, _guarded(path, lambda: assemble(path, head, pages), debug))
 
 
 def _guarded_head(path: Path, read: Callable[[Path], PdfHead]) -> PdfHead | Failure:
@@ -224,8 +223,10 @@ def run_index(
     wait: bool = True,
     device: str = "auto",
     progress: Progress | None = None,
+    settings: Settings | None = None,
 ) -> ScanReport:
     t0 = time.perf_counter()
+    settings = settings or Settings.from_env()
     library = paths.library
     if not library.is_dir():
         raise UsageError(
@@ -373,7 +374,7 @@ def run_index(
         done = 0
         if progress:
             progress(0, len(todo), "extracting")
-        for path_str, result, toks in _iter_extracted(todo, workers):
+        for path_str, result, toks in _iter_extracted(todo, workers, settings.debug):
             p = Path(path_str)
             r = rel(p)
             done += 1
@@ -414,7 +415,7 @@ def run_index(
         if embed:
             from gmtool.index.embedding import embed_library
 
-            n, warn = embed_library(paths.index_dir, manifest, device=device, progress=progress)
+            n, warn = embed_library(paths.index_dir, manifest, device=device, progress=progress, settings=settings)
             report.embeddings_generated = n
             if warn:
                 report.warnings.append(warn)
@@ -428,7 +429,7 @@ def run_index(
     log(f"done: {asdict(report)}")
     report.log_file = log.write(paths.index_dir, "failed" if report.failed else "ok")
     if not targeted and not include and not exclude:
-        remember_library(library)
+        remember_library(library, paths.config_file)
     return report
 
 

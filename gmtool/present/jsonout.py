@@ -42,6 +42,7 @@ def source_dict(m: SourceMeta) -> SourceOut:
     d = asdict(m)
     d["entries"] = d.pop("entry_count")
     d["types"] = d.pop("type_counts")
+    d["typed_share"] = m.typed_share
     d["pages_without_text"] = len(m.pages_without_text)
     return cast(SourceOut, d)
 

@@ -57,6 +57,7 @@ class SourceOut(TypedDict):
     format_version: int
     entries: int
     types: dict[str, int]
+    typed_share: float
 
 
 class LibraryOut(TypedDict):

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 2  # bump when the keyword documents, weights or side files change
+KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems)
 TITLE_WEIGHT = 3.0
 
 

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from gmtool.index.extract.inline import Inline, Pos
 from gmtool.index.extract.pdf_layout import Line
 from gmtool.types import Entry
 
@@ -32,11 +33,6 @@ class OutlineItem(NamedTuple):
     level: int  # 1 = top
     page: int  # 0-based page index
     y: float | None  # distance from the page top of the destination, when known
-
-
-class Pos(NamedTuple):
-    page: int  # 0-based
-    idx: int  # line index in that page
 
 
 _EDGE_NUMBER = re.compile(r"^\d+\s+|\s+\d+$")
@@ -535,3 +531,36 @@ def build_entries(pages, drop, nodes: list[Node], labels: list[str] | None, voca
         if p is not None and entries[p].end_page < e.end_page:
             entries[p].end_page = e.end_page
     return entries
+
+
+def merge_inline(entries: list[Entry], starts: list[Pos], inline: list[Inline], labels: list[str] | None) -> list[Entry]:
+    """Put the inline entries (run-ins, table rows) into the tree, each under the innermost
+    section open where it is printed; headings keep their order and bodies."""
+    order = sorted([(st, 0, k) for k, st in enumerate(starts)] + [(e.pos, 1, j) for j, e in enumerate(inline)])
+    out: list[Entry] = []
+    new_index: dict[int, int] = {}
+    last: int | None = None
+    for _pos, kind, k in order:
+        if kind == 0:
+            e = entries[k]
+            e.parent = new_index.get(e.parent) if e.parent is not None else None
+            new_index[k] = len(out)
+            last = len(out)
+            out.append(e)
+            continue
+        inl = inline[k]
+        page = inl.pos.page + 1
+        out.append(
+            Entry(
+                title=inl.title,
+                level=out[last].level + 1 if last is not None else 1,
+                page=page,
+                end_page=page,
+                page_label=labels[page - 1] if labels else None,
+                parent=last,
+                body=inl.body,
+                origin=inl.kind,
+                tags=inl.tags,
+            )
+        )
+    return out
