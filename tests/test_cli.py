@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, scan_isolated
+from conftest import scan_isolated
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -26,14 +26,9 @@ def _run(lib: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int,
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The bundled sample library, scanned once for this module (read-only)."""
-    import shutil
-
-    lib = tmp_path_factory.mktemp("sample") / "lib"
-    shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
-    scan_isolated(lib, lib.parent / "config")
-    yield lib
+def sample(sample_scanned: Path) -> Path:
+    """The bundled sample library, scanned once per session (read-only)."""
+    return sample_scanned
 
 
 @pytest.fixture(scope="module")
