@@ -118,6 +118,8 @@ def _show_usage_error(exc: Any) -> None:
         exc.show()
         return
     code = next((c for t, c in _USAGE_CODES if isinstance(exc, t)), "USAGE_ERROR")
+    if code == "USAGE_ERROR" and exc.message.startswith("No such command"):
+        code = "UNKNOWN_COMMAND"
     cmd = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "gmtool"
     _error_line(code, exc.format_message(), f"see `{cmd} --help`")
 

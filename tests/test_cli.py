@@ -99,6 +99,7 @@ BAD_OPTIONS = [
     (["open", "bestiary", "--page", "-3", "--dry-run"], "INVALID_ARGUMENT", "--page"),
     (["search", "fireball", "--no-such-option"], "UNKNOWN_OPTION", "--no-such-option"),
     (["toc"], "MISSING_ARGUMENT", "source"),
+    (["serch", "fireball"], "UNKNOWN_COMMAND", "serch"),
 ]
 
 

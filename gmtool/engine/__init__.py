@@ -57,7 +57,7 @@ def _check_library(paths: config.Paths) -> None:
 def _check_count(name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError("INVALID_ARGUMENT", f"{name} must be a whole number of at least 1, not {value!r}",
-                         f"e.g. {name} 10")
+                         f"give {name} as a count such as 10")
 
 
 def _check_fraction(name: str, value: float, upper: float | None = 1.0, strict: bool = False) -> None:
@@ -65,7 +65,8 @@ def _check_fraction(name: str, value: float, upper: float | None = 1.0, strict: 
     ok = ok and (value > 0 if strict else value >= 0) and (upper is None or value <= upper)
     if not ok:
         span = f"between 0 and {upper:g}" if upper is not None else ("above 0" if strict else "0 or more")
-        raise UsageError("INVALID_ARGUMENT", f"{name} must be a number {span}, not {value!r}", f"e.g. {name} 0.5")
+        raise UsageError("INVALID_ARGUMENT", f"{name} must be a number {span}, not {value!r}",
+                         f"give {name} as a number {span}, such as 0.5")
 
 
 class Engine:
