@@ -101,7 +101,7 @@ def open_at(
     engine: Engine, source: str, title: str | None = None, page: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
     """Resolve SOURCE (and TITLE's page), build the viewer command and, unless dry_run, launch it detached."""
-    sid = engine._source(source)
+    sid = engine.source_id(source)
     meta = engine.library().metas[sid]
     if title is not None:
         page = engine.read(sid, title=title, max_chars=1).page

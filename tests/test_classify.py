@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -385,27 +386,22 @@ def cc_srd_md():
     return doc
 
 
-def _pdf_doc(name: str) -> Document:
-    path = CORPUS / "pdf" / name
-    if not path.exists() or not SRD_DATA.exists():
+def _pdf_doc(get: Callable[[str], Document], name: str) -> Document:
+    if not SRD_DATA.exists():
         pytest.skip(f"corpus not available under {CORPUS}")
-    try:
-        from gmtool.index.extract.pdf import extract_pdf
-    except ImportError as exc:
-        pytest.skip(f"PDF extractor not available: {exc}")
-    doc = extract_pdf(path)
+    doc = get(name)  # the session's one extraction of this PDF (conftest.corpus_pdf_doc)
     classify(doc)
     return doc
 
 
 @pytest.fixture(scope="module")
-def cc_srd_pdf():
-    return _pdf_doc("cc-srd5.pdf")
+def cc_srd_pdf(corpus_pdf_doc):
+    return _pdf_doc(corpus_pdf_doc, "cc-srd5.pdf")
 
 
 @pytest.fixture(scope="module")
-def srd51_pdf():
-    return _pdf_doc("SRD5.1-CCBY4.0_License_live_links.pdf")
+def srd51_pdf(corpus_pdf_doc):
+    return _pdf_doc(corpus_pdf_doc, "SRD5.1-CCBY4.0_License_live_links.pdf")
 
 
 def _check(doc: Document, min_typed: float = 0.95) -> None:
