@@ -442,8 +442,7 @@ def toc(
     """A book's table of contents as a tree, with pages and content types."""
     res = _engine(library).toc(source, depth=depth, types=type_, where=where)
     if as_json:
-        _print_json({"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
-                     "entries": res.entries})
+        _print_json(res)
         return
     from gmtool.present.table import render_toc
 
@@ -579,7 +578,7 @@ def serve(library: Optional[Path] = LibraryOpt) -> None:
     """Run the MCP server over stdio for AI assistants (stdout carries only protocol messages)."""
     from gmtool.mcp import run_server
 
-    run_server(library)
+    run_server(library, debug=_state["debug"])
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -190,7 +189,7 @@ class Engine:
         if title is None and page is None:
             raise UsageError("INVALID_QUERY", "give a section title or --page N", 'e.g. gmtool show SOURCE "Fireball"')
         if title is not None:
-            return read_section(lib, sid, title, max_chars)
+            return read_section(lib, sid, title, max_chars, page=page)
         assert page is not None
         return read_page(lib, sid, page, max_chars)
 
@@ -245,20 +244,12 @@ class Engine:
         return report
 
     def clean(self, wait: bool = True) -> None:
-        """Wipe the index directory (corruption recovery), keeping the lock file's directory."""
-        import shutil
-
+        """Wipe the index (corruption recovery): only the files gmtool wrote; INDEX_DIR_NOT_OURS
+        for a folder that is not a gmtool index."""
         d = self.paths.index_dir
         if d.exists():
             with store.writer_lock(d, wait=wait):
-                for child in d.iterdir():
-                    if child.name == store.LOCKFILE:
-                        continue
-                    if child.is_dir():
-                        shutil.rmtree(child, ignore_errors=True)
-                    else:
-                        with contextlib.suppress(OSError):
-                            child.unlink()
+                store.clean(d)
         self._lib = None
 
     def verify(self) -> VerifyReport:
