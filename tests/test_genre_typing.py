@@ -205,3 +205,13 @@ def test_type_filter_that_empties_the_result_says_so(genre_lib: Engine) -> None:
     plain = next(m.source_id for m in genre_lib.sources() if m.file == "plain.md")
     alone = genre_lib.search("goblin", types=["monster"], sources=[plain])
     assert any(w.startswith("TYPE_FILTER_EMPTY") and plain in w for w in alone.warnings)
+
+
+def test_a_state_its_own_text_puts_characters_in_is_a_condition():
+    doc = doc_of(
+        ("Optional Rules", 1, "Rules you may add to the game as you see fit."),
+        ("Paralysed", 2, "Some monsters cause PCs to become Paralysed. Whilst Paralysed a character cannot move."),
+        ("Blocking", 2, "Once per turn, when an enemy moves nearby, you may block it."),
+    )
+    got = types(doc)
+    assert got["Paralysed"] == "condition" and got["Blocking"] == "rule"

@@ -430,6 +430,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
             return "class"
     if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
         return "monster"
+    if genre.describes_state(t, e.body):
+        return "condition"
     ctx = _context(nodes, node, types)
     if ctx is None or (own == ctx and not named):
         return None  # a heading naming a list of such things ("Weapons" in "Equipment"), not one
