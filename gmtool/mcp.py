@@ -157,10 +157,12 @@ class Service:
     def write(self, tool: str, fn: Callable[[Engine], T]) -> T:
         """Scans run on a fresh Engine so readers stay usable; they see the result via the manifest stamp."""
         with self._write, self._failing_as(tool, ToolError):
-            return fn(Engine(self.engine.paths.library))
+            return fn(Engine(self.engine.paths.library, settings=self.engine.settings))
 
     def has_embeddings(self) -> bool:
-        return any((self.engine.paths.index_dir / "vectors").glob("*.npy"))
+        from gmtool.storage.vectors import has_vectors
+
+        return has_vectors(self.engine.paths.index_dir)
 
     def warm(self) -> None:
         """Load the index (and the embedding model when vectors exist) before the first question."""

@@ -80,7 +80,10 @@ class Paths:
 def _xdg_dir(env: Mapping[str, str], xdg: str, fallback: str) -> Path:
     """The XDG base dir, else its usual place under the home dir."""
     base = env.get(xdg)
-    return (Path(base) if base else Path.home() / fallback) / "gmtool"
+    if base:
+        return Path(base) / "gmtool"
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / fallback / "gmtool"
 
 
 def remembered_library(config_file: Path) -> Path | None:
@@ -92,19 +95,6 @@ def remembered_library(config_file: Path) -> Path | None:
         return None
     value = data.get("library") if isinstance(data, dict) else None
     return Path(value) if isinstance(value, str) and value else None
-
-
-def remember_library(library: Path, config_file: Path) -> None:
-    """Best effort: a read-only config dir must never fail a scan."""
-    import json
-
-    try:
-        config_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = config_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"library": str(library.resolve())}), encoding="utf-8")
-        os.replace(tmp, config_file)
-    except OSError:
-        pass
 
 
 def resolve(library: str | Path | None, settings: Settings) -> Paths:

@@ -330,7 +330,20 @@ def make_entries_pdf(path) -> Path:
         pdf.multi_cell(0, 6, "Notes", new_x="LMARGIN", new_y="NEXT")
         pdf.set_font("helvetica", "", BODY_SIZE)
         pdf.multi_cell(0, 5, f"The {name.lower()} keeps to its lair by day.", new_x="LMARGIN", new_y="NEXT")
+    # two headings side by side, and a stat line set as large as a heading
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(90, 8, "Supply")
+    pdf.cell(90, 8, "Bolster", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, LOREM_LINE * 3, new_x="LMARGIN", new_y="NEXT")
+    _heading(pdf, "STARTING HIT POINTS - 6", 1)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, LOREM_LINE * 2, new_x="LMARGIN", new_y="NEXT")
     return _out(pdf, path)
+
+
+LOREM_LINE = "When you spend a day in town you may buy what the market offers at fair prices. "
 
 
 def _out(pdf, path) -> Path:

@@ -67,3 +67,29 @@ def test_title_repairs():
     assert repair_ligatures("a di\ufffeculty", vocab) == "a difficulty"
     cuts = sibling_tag_cuts(["Sleep Level 3 Enchantment", "Bless Level 1", "Light Rote", "Fireball Level 3 Evocation"])
     assert cuts[0] == len("Sleep") and cuts[2] is None
+
+
+def test_side_by_side_headings_split(doc):
+    es = _by_title(doc)
+    assert "Supply" in es and "Bolster" in es
+    assert not any("Supply" in t and "Bolster" in t for t in es)
+
+
+def test_stat_line_set_large_is_not_a_heading(doc):
+    assert not any(t.startswith("STARTING HIT POINTS") for t in _by_title(doc))
+    assert any("STARTING HIT POINTS - 6" in e.body for e in doc.entries)
+
+
+def test_bookmark_and_heading_twins_merge():
+    from gmtool.index.extract.labels import merge_twins
+    from gmtool.types import Entry
+
+    es = [
+        Entry("Dungeon World", 1, 1, 1, origin="heading", body="intro"),
+        Entry("Dungeon World", 1, 1, 1, origin="outline"),
+        Entry("The Bard", 2, 1, 1, parent=1, origin="outline", body="poems"),
+    ]
+    out = merge_twins(es)
+    assert [e.title for e in out] == ["Dungeon World", "The Bard"]
+    assert out[0].origin == "outline" and out[0].body == "intro"
+    assert out[1].parent == 0

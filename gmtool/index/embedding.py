@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.rank.units import CHUNK_CHARS, units
 from gmtool.settings import Settings
-from gmtool.storage.vectors import save_unit_index
+from gmtool.storage.vectors import has_unit_index, save_unit_index
 
 if TYPE_CHECKING:
     from gmtool.storage.store import Manifest
@@ -23,10 +23,7 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
 
     settings = settings or Settings.from_env()
     stamp = _embed_stamp(manifest, device, settings)
-    vdir = index_dir / "vectors"
-    if stamp and manifest.extra.get("embed_stamp") == stamp and all(
-        (vdir / f"{sid}.units.json").exists() for sid in manifest.sources
-    ):
+    if stamp and manifest.state.embed_stamp == stamp and all(has_unit_index(index_dir, sid) for sid in manifest.sources):
         return 0, None  # nothing changed since the last complete embedding pass
     try:
         emb = load_embedder(device=device, settings=settings)
@@ -53,7 +50,7 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
         generated += n
         save_unit_index(index_dir, sid, idx, texts)
     if stamp:
-        manifest.extra["embed_stamp"] = stamp
+        manifest.state.embed_stamp = stamp
     warn = None
     if emb.warnings:
         warn = "; ".join(emb.warnings)

@@ -7,9 +7,7 @@ sentence-embedding model. Nothing is ever downloaded, and nothing here loads a m
 
 from __future__ import annotations
 
-import hashlib
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -65,33 +63,15 @@ def file_sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if key not in _SHA_CACHE:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        _SHA_CACHE[key] = h.hexdigest()
+        from gmtool.storage.hashing import file_sha256 as sha256_of
+
+        _SHA_CACHE[key] = sha256_of(path)
     return _SHA_CACHE[key]
 
 
 def rewrite_cache_path(cache_dir: Path, source_sha: str) -> Path:
     """The optimised copy of the model with this sha256 (see gmtool.rank.onnx_graph)."""
     return cache_dir / "models" / f"{source_sha[:32]}-{REWRITE_VERSION}.onnx"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file + fsync + rename; the temp name carries the thread too, because a timed-out
-    model load may still be writing the same file from its worker thread."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def gpu_present() -> bool:

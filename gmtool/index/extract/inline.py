@@ -25,6 +25,7 @@ class Inline(NamedTuple):
 
 
 _NORM = re.compile(r"[^a-z0-9]+")
+_NUMBER_WORD = re.compile(r"^[\d.,/]+(st|nd|rd|th|%)?$")
 
 
 def norm(s: str) -> str:
@@ -42,6 +43,8 @@ def namelike(text: str, max_words: int = 6) -> bool:
     letters = sum(ch.isalpha() for ch in t)
     if letters < 2 or letters * 2 < len(t.replace(" ", "")):
         return False
+    if _NUMBER_WORD.match(words[0]) or ": " in t:
+        return False  # "10 gp", "14th", "Hit Dice: 1d8": a value or a label, not a name
     return not t.endswith((".", ":", ",", ";")) or t.endswith("...")
 
 

@@ -66,3 +66,42 @@ def fold_labels(entries: list[Entry]) -> list[Entry]:
     for e in out:
         e.level = out[e.parent].level + 1 if e.parent is not None else 1
     return out
+
+
+def merge_twins(entries: list[Entry]) -> list[Entry]:
+    """A bookmark and the heading detected for the same place (same title, next to each
+    other, same or next page) are one entry: the bookmark's title and level are kept, the
+    bodies joined, and the heading's children move to it."""
+    n = len(entries)
+    into: dict[int, int] = {}
+    for k in range(n - 1):
+        a, b = entries[k], entries[k + 1]
+        if k in into or {a.origin, b.origin} != {"outline", "heading"} or abs(a.page - b.page) > 1:
+            continue
+        if _norm(a.title) != _norm(b.title) or not _norm(a.title):
+            continue
+        keep, gone = (k, k + 1) if a.origin == "outline" else (k + 1, k)
+        ke, ge = entries[keep], entries[gone]
+        ke.body = "\n".join(x for x in ((a.body, b.body)) if x)
+        ke.page = min(a.page, b.page)
+        ke.end_page = max(a.end_page, b.end_page)
+        if keep > gone:
+            ke.parent = ge.parent
+            ke.level = ge.level
+        into[gone] = keep
+    if not into:
+        return entries
+    out: list[Entry] = []
+    new_index: dict[int, int] = {}
+    for k, e in enumerate(entries):
+        if k in into:
+            continue
+        p = e.parent
+        while p is not None and p in into:
+            p = into[p]
+        e.parent = new_index.get(p) if p is not None else None
+        new_index[k] = len(out)
+        out.append(e)
+    for e in out:
+        e.level = out[e.parent].level + 1 if e.parent is not None else 1
+    return out

@@ -138,7 +138,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
-    from gmtool.index.extract.labels import fold_labels
+    from gmtool.index.extract.labels import fold_labels, merge_twins
     from gmtool.index.extract.pdf_sections import (
         OutlineItem,
         body_size,
@@ -179,7 +179,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
-    entries = fold_labels(entries)
+    entries = merge_twins(fold_labels(entries))
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
@@ -227,17 +227,56 @@ def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) ->
     """Run-in entries and table rows, minus those a heading or bookmark already names."""
     from gmtool.index.extract.inline import drop_repeats, norm
     from gmtool.index.extract.runin import find_runins, find_title_lines
-    from gmtool.index.extract.tables import find_rows
+    from gmtool.index.extract.tables import find_captions, find_rows
 
-    found = drop_repeats(find_runins(pages, drop, thr) + find_rows(pages, drop, thr) + find_title_lines(pages, drop, thr))
-    taken = {st for st in starts}
+    found = drop_repeats(
+        find_runins(pages, drop, thr)
+        + find_rows(pages, drop, thr)
+        + find_title_lines(pages, drop, thr)
+        + find_captions(pages, drop, thr)
+    )
+    taken = set(starts)
     named = {(norm(e.title), e.page) for e in entries}
+    blocks = [_stat_block(e.body) for e in entries]
     seen: set = set()
     out = []
+    k = -1
     for e in sorted(found, key=lambda e: e.pos):
+        while k + 1 < len(starts) and starts[k + 1] <= e.pos:
+            k += 1
         key = (norm(e.title), e.pos.page + 1)
         if e.pos in taken or key in named or e.pos in seen:
             continue
+        if e.kind == "runin" and k >= 0 and blocks[k]:
+            continue  # a trait inside a stat block: the block is one entry
         seen.add(e.pos)
-        out.append(e)
-    return out
+        out.append((k, e))
+    # title lines are a list when they repeat within one section; one per section is a slot
+    # of a template (the attack line of every stat block)
+    per_section = Counter(k for k, e in out if e.kind == "line")
+    return [e for k, e in out if e.kind != "line" or per_section[k] >= _LIST_MIN]
+
+
+_STAT_LINE = re.compile(r"\d")
+# title lines needed in one section to make it a list of entries
+_LIST_MIN = 3
+
+
+def _stat_block(body: str) -> bool:
+    """A section that opens with a stat block: among its first paragraphs, at least two are
+    short value lines ("Armor Class 12 (natural armor)", "Hit Points 7 (2d6)", "8 (-1) 14 (+2)")."""
+    n = 0
+    for par in body.split("\n", 10)[:10]:
+        par = par.strip()
+        words = par.split()
+        if (
+            2 <= len(words) <= 8
+            and _STAT_LINE.search(par)
+            and re.search(r"[A-Za-z]{2}", par)
+            and ":" not in par
+            and not par.endswith((".", ":"))
+        ):
+            n += 1
+            if n >= 2:
+                return True
+    return False

@@ -149,6 +149,20 @@ def _size_class(size: float, classes: list[float]) -> int:
     return -1
 
 
+_STAT_LABEL = re.compile(r"^\D{2,40}?\s*[-:\u2013\u2014=]\s*(?=[^\n]*\d)[\d\sdD+\u00d7x/()-]+$")
+
+
+def _side_by_side(ln: Line) -> list[str] | None:
+    """The texts of headings printed side by side on one baseline, apart by a column gap."""
+    if len(ln.cells) < 2:
+        return None
+    parts = [c[2] for c in ln.cells]
+    gaps = [b[0] - a[1] for a, b in zip(ln.cells, ln.cells[1:], strict=False)]
+    if min(gaps) < 2 * ln.size or not all(_LETTER.search(t) for t in parts):
+        return None
+    return parts
+
+
 class Heading(NamedTuple):
     pos: Pos  # first line
     end: Pos  # last line (inclusive)
@@ -199,10 +213,20 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
                     sep = ""
                 heads[-1] = Heading(last.pos, Pos(pi, i), last.text + sep + ln.text, last.size)
             else:
+                parts = _side_by_side(ln)
+                if parts:
+                    # two headings set side by side (one per column) came out as one line
+                    heads.extend(Heading(Pos(pi, i), Pos(pi, i), t, ln.size) for t in parts)
+                    prev = None
+                    continue
                 heads.append(Heading(Pos(pi, i), Pos(pi, i), ln.text, ln.size))
             prev = ln
-    # a long sentence set large is a lead paragraph, not a heading
-    heads = [hd for hd in heads if not (hd.text.endswith(".") and len(hd.text.split()) > 10)]
+    # a long sentence set large is a lead paragraph, not a heading; a label with its value
+    # ("STARTING HIT POINTS - 6") is a stat line set large
+    heads = [
+        hd for hd in heads
+        if not (hd.text.endswith(".") and len(hd.text.split()) > 10) and not _STAT_LABEL.match(hd.text)
+    ]
     # where headings are capitalised, a lower-case one is a decorative label ("check out")
     low = [hd for hd in heads if hd.text[:1].islower()]
     if low and len(low) * 3 <= len(heads):

@@ -25,7 +25,9 @@ _MIN_TEXT = 3
 _MIN_STYLED = 2
 
 
-def _starts_paragraph(lines: list[Line], i: int, skip: set[int]) -> bool:
+def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None) -> bool:
+    """Line i opens a paragraph: a break in column, spacing, size or indent before it, the
+    line before it ends a sentence, or (given the columns' right edges) ends well short."""
     j = i - 1
     while j >= 0 and j in skip:
         j -= 1
@@ -34,12 +36,20 @@ def _starts_paragraph(lines: list[Line], i: int, skip: set[int]) -> bool:
     prev, ln = lines[j], lines[i]
     return (
         prev.col != ln.col
+        or (right is not None and prev.x1 < right.get(prev.col, prev.x1) - 3 * prev.size)
         or prev.text.endswith((".", "!", "?", ":", ")"))
         or ln.base - prev.base > 1.4 * max(ln.size, prev.size)
         or ln.base < prev.base
         or abs(prev.size - ln.size) > 0.3
         or abs(prev.x0 - ln.x0) > 0.7 * ln.size
     )
+
+
+def _right_edges(lines: list[Line]) -> dict[int, float]:
+    right: dict[int, float] = {}
+    for ln in lines:
+        right[ln.col] = max(right.get(ln.col, 0.0), ln.x1)
+    return right
 
 
 def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
@@ -56,6 +66,9 @@ def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
 
 def _candidate(ln: Line) -> tuple[str, str, str] | None:
     """(name, separator kind, rest) of a line that opens with a run-in name."""
+    head = ln.text[:52]
+    if not ln.lead and ":" not in head and "\u2013" not in head and "\u2014" not in head and " - " not in head:
+        return None
     if ln.lead:
         m = _LEAD_SEP.match(ln.lead)
         rest = ln.text[len(ln.lead):].strip()
@@ -91,17 +104,19 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
     found: list[Inline] = []
     for pi, (_w, _h, lines) in enumerate(pages):
         cands: dict[int, tuple[str, str, str]] = {}
+        right = _right_edges(lines)
         for i, ln in enumerate(lines):
             if i in drop[pi] or ln.size >= thr or len(ln.text) < 4:
                 continue
             c = _candidate(ln)
-            if c and _starts_paragraph(lines, i, drop[pi]):
+            if c and _starts_paragraph(lines, i, drop[pi], right):
                 cands[i] = c
         if not cands:
             continue
         keep: set[int] = set()
-        for idxs in _indent_groups(lines, cands, lambda i: cands[i][1]):
-            if len(idxs) >= (_MIN_STYLED if cands[idxs[0]][1] == "font" else _MIN_TEXT):
+        seps = {i: c[1] for i, c in cands.items()}
+        for idxs in _indent_groups(lines, cands, seps.__getitem__):
+            if len(idxs) >= (_MIN_STYLED if seps[idxs[0]] == "font" else _MIN_TEXT):
                 keep.update(idxs)
         for i in sorted(keep):
             name, _sep, rest = cands[i]
@@ -154,12 +169,17 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                 continue
             if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
                 continue
-            if ln.x1 > right[ln.col] - 2 * ln.size:
-                continue
+            full = ln.x1 > right[ln.col] - 2 * ln.size
             j = i + 1
-            if j in skip or lines[j].col != ln.col or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
+            if j in skip or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
                 continue
-            priced = not ln.lead and not ln.lead_bold and re.search(r"\d", _name_of(t)[1] and t or "") is not None and bool(_name_of(t)[1])
+            nxt = lines[j].text
+            if ". " in t or (lines[j].col == ln.col and abs(lines[j].x0 - ln.x0) > 2) or not (nxt[:1].isupper() or nxt[:1].isdigit()) or lines[j].lead or lines[j].lead_bold:
+                continue  # a sentence's first words, not a title above its paragraph
+            tags = _name_of(t)[1]
+            priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
+            if full and not priced:
+                continue
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)
