@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gmtool import __version__
 from gmtool.errors import GmtoolError, UsageError
-from gmtool.index.discover import discover
+from gmtool.index.discover import discover_all
+from gmtool.index.files import hash_file, resolve_target
 from gmtool.settings import Paths, remember_library
 from gmtool.storage import store
-from gmtool.types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
+from gmtool.types import Document, Failure, ScanReport, SourceMeta
 
 if TYPE_CHECKING:
     from gmtool.index.extract.pdf import PdfHead
@@ -240,27 +241,15 @@ def run_index(
     if targeted:
         chosen: list[Path] = []
         for f in files or []:
-            p = (f if f.is_absolute() else Path.cwd() / f).resolve()
-            if not p.is_file() and not f.is_absolute() and (library / f).is_file():
-                p = (library / f).resolve()  # a path relative to the library
-            if not p.is_file():
-                report.failed.append(Failure(str(f), "INVALID_PATH", "no such file", "check the path"))
-                continue
-            if not p.is_relative_to(library):
-                report.failed.append(
-                    Failure(str(f), "OUTSIDE_LIBRARY", f"{p} is not inside the library {library}",
-                            "move or link it into the library, or pass --library")
-                )
-                continue
-            if p.suffix.lower() not in SUPPORTED_SUFFIXES:
-                report.failed.append(
-                    Failure(str(f), "UNSUPPORTED_FORMAT", f"'{p.suffix}' is not supported",
-                            f"gmtool reads {', '.join(SUPPORTED_SUFFIXES)}")
-                )
-                continue
-            chosen.append(p)
+            target = resolve_target(f, library)  # the symlink policy of gmtool.index.files
+            if isinstance(target, Failure):
+                report.failed.append(target)
+            else:
+                chosen.append(target)
     else:
-        chosen = discover(library, include, exclude, types)
+        found = discover_all(library, include, exclude, types)
+        chosen = found.files
+        report.failed.extend(found.problems)  # loops, dangling links, FIFOs, devices
     in_scope = list(chosen)  # before the cap: a capped-off file is not a removed one
     if len(chosen) > max_files:
         left = chosen[max_files:]
@@ -348,7 +337,11 @@ def run_index(
                 if not force and valid_old and old is not None and (old.size, old.mtime) == (st.st_size, st.st_mtime):
                     report.unchanged += 1
                     continue
-                sha = file_sha256(p)
+                sha = hash_file(p)  # regular files only, size- and time-bounded
+            except GmtoolError as exc:
+                record_failure(Failure(r, exc.code, exc.message, exc.hint), r,
+                               st.st_size if st else -1, st.st_mtime if st else -1.0)
+                continue
             except FileNotFoundError:
                 vanished(p, r)
                 continue
