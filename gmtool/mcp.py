@@ -171,7 +171,7 @@ def library_text(data: dict[str, Any]) -> str:
     lines = [f"{len(data['sources'])} sources (most entries first):"]
     for s in data["sources"]:
         types = ", ".join(f"{t} {n}" for t, n in sorted(s["types"].items(), key=lambda kv: -kv[1]))
-        lines.append(f"- {s['source_id']}: {s['title']} ({s['pages']} pages, {s['entries']} entries"
+        lines.append(f"- {s['source_id']}: {s['title']} ({s['pages'] if s['pages'] is not None else s.get('lines')} {'pages' if s['pages'] is not None else 'lines'}, {s['entries']} entries"
                      + (f"; {types}" if types else "") + ")")
     return "\n".join(lines)
 
@@ -179,8 +179,8 @@ def library_text(data: dict[str, Any]) -> str:
 def search_text(data: dict[str, Any]) -> str:
     lines = [f"{len(data['results'])} results for '{data['query']}' ({data['mode']})"]
     for h in data["results"]:
-        label = h["page_label"] or h["page"]
-        lines.append(f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} p.{label}"
+        label = f"p.{h['page_label'] or h['page']}" if h["page"] is not None else f"l.{h.get('line')}"
+        lines.append(f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {label}"
                      f" ({h['score']:.2f})")
     lines += [f"warning: {w}" for w in data["warnings"]]
     return "\n".join(lines)
@@ -228,7 +228,8 @@ def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> di
 def toc_text(data: dict[str, Any]) -> str:
     lines = [f"{data['source_name']} ({data['source_id']}): entries {len(data['entries'])} of {data['total']}"]
     for n in data["entries"]:
-        lines.append(f"{'  ' * (n['depth'] - 1)}{n['title']}  p.{n['page_label'] or n['page']}"
+        where = f"p.{n['page_label'] or n['page']}" if n["page"] is not None else f"l.{n['line']}"
+        lines.append(f"{'  ' * (n['depth'] - 1)}{n['title']}  {where}"
                      + (f" [{n['content_type']}]" if n["content_type"] else ""))
     if data["next_cursor"]:
         lines.append(f"(more: call again with cursor='{data['next_cursor']}')")
@@ -236,7 +237,8 @@ def toc_text(data: dict[str, Any]) -> str:
 
 
 def read_text(d: dict[str, Any]) -> str:
-    where = f"{d['source_name']} ({d['source_id']}), page {d['page_label'] or d['page']}"
+    where = f"{d['source_name']} ({d['source_id']}), " + (
+        f"page {d['page_label'] or d['page']}" if d["page"] is not None else f"line {d.get('line')}")
     head = f"{d['title']} — {where}" if d["title"] else where
     nav = f"\n[previous: {d['previous_title'] or '-'} | next: {d['next_title'] or '-'}]"
     return f"{head}\n\n{d['text']}" + (" …(truncated)" if d["truncated"] else "") + nav

@@ -189,3 +189,55 @@ def hash_file(path: Path) -> str:
 
 def failure_of(path: Path, exc: GmtoolError) -> Failure:
     return Failure(path.name, exc.code, exc.message, exc.hint)
+
+
+_BOMS: tuple[tuple[bytes, str | None], ...] = (
+    (b"\x00\x00\xfe\xff", None),  # UTF-32: checked before UTF-16, whose BOM it starts with
+    (b"\xff\xfe\x00\x00", None),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def _not_text(path: Path, why: str) -> ExtractError:
+    return ExtractError(
+        "UNSUPPORTED_FORMAT",
+        f"{path.name} {why}, not {path.suffix or 'text'}",
+        hint="Markdown and text files must be UTF-8 (or UTF-16 with a byte-order mark); "
+        "save the file in one of those, or convert it.",
+    )
+
+
+def decode_text(raw: bytes, path: Path) -> str:
+    """UTF-8 (with or without a BOM) or UTF-16 with a BOM; anything else is UNSUPPORTED_FORMAT.
+    Line ends become `\\n`. Copies are avoided where the text has nothing to change, since a
+    big file's text is held once for its whole extraction."""
+    encoding: str | None = "utf-8"
+    bom = b""
+    for mark, enc in _BOMS:
+        if raw.startswith(mark):
+            encoding, bom = enc, mark
+            break
+    if encoding is None:
+        raise _not_text(path, "is UTF-32 text")
+    if not bom and b"\x00" in raw[:65536]:
+        raise _not_text(path, "looks like a binary file")
+    try:
+        text = str(raw[len(bom):] if bom else raw, encoding)
+    except UnicodeDecodeError as exc:
+        raise _not_text(path, f"is not valid {encoding.upper().replace('-LE', '').replace('-BE', '')} "
+                        f"text (byte {exc.start + len(bom)})") from exc
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def read_text(path: Path) -> str:
+    """A Markdown or text file's text, read within the size and time guards."""
+    try:
+        raw = read_bytes(path)
+    except FileNotFoundError as exc:
+        raise ExtractError("READ_FAILED", f"cannot read {path.name}: {exc.strerror or exc}",
+                           "check that the file exists and is readable") from exc
+    return decode_text(raw, path)

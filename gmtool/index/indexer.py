@@ -521,5 +521,6 @@ def _meta(sid: str, p: Path, r: str, doc: Document, size: int, mtime: float, sha
         gmtool_version=__version__,
         format_version=store.FORMAT_VERSION,
         entry_count=len(doc.entries),
+        lines=doc.lines,
         type_counts=dict(sorted(counts.items())),
     )

@@ -43,6 +43,8 @@ def source_dict(m: SourceMeta) -> SourceOut:
     d["entries"] = d.pop("entry_count")
     d["types"] = d.pop("type_counts")
     d["pages_without_text"] = len(m.pages_without_text)
+    if m.lines is not None:  # Markdown/text: lines, no pages
+        d["pages"] = None
     return cast(SourceOut, d)
 
 

@@ -49,7 +49,7 @@ class SourceOut(TypedDict):
     size: int
     mtime: float
     sha256: str
-    pages: int
+    pages: int | None  # None for Markdown/text, which have `lines`
     has_outline: bool
     pages_without_text: int
     indexed_at: str
@@ -57,6 +57,7 @@ class SourceOut(TypedDict):
     format_version: int
     entries: int
     types: dict[str, int]
+    lines: int | None
 
 
 class LibraryOut(TypedDict):
@@ -68,9 +69,9 @@ class TocNodeOut(TypedDict):
     title: str
     level: int
     depth: int
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     fields: dict[str, Any] | None
     index: int
