@@ -209,7 +209,7 @@ def test_utf16_with_bom_markdown_is_indexed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "why"),
     [
-        ("caf\u00e9 latin-1".encode("latin-1"), "not valid UTF-8"),
+        ("caf\u00e9 cr\u00e8me br\u00fbl\u00e9e ".encode("latin-1") * 50, "not valid UTF-8"),
         ("\ufeffutf-32".encode("utf-32"), "UTF-32"),
         (b"%PDF-1.4\x00\x01binary", "binary"),
     ],

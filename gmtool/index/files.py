@@ -200,6 +200,9 @@ _BOMS: tuple[tuple[bytes, str | None], ...] = (
 )
 
 
+_MAX_BAD_BYTES_PER = 1000  # undecodable bytes tolerated: one per this many
+
+
 def _not_text(path: Path, why: str) -> ExtractError:
     return ExtractError(
         "UNSUPPORTED_FORMAT",
@@ -210,7 +213,8 @@ def _not_text(path: Path, why: str) -> ExtractError:
 
 
 def decode_text(raw: bytes, path: Path) -> str:
-    """UTF-8 (with or without a BOM) or UTF-16 with a BOM; anything else is UNSUPPORTED_FORMAT.
+    """UTF-8 (with or without a BOM) or UTF-16 with a BOM; anything else is UNSUPPORTED_FORMAT
+    (a rare undecodable byte is replaced, see below).
     Line ends become `\\n`. Copies are avoided where the text has nothing to change, since a
     big file's text is held once for its whole extraction."""
     encoding: str | None = "utf-8"
@@ -223,11 +227,16 @@ def decode_text(raw: bytes, path: Path) -> str:
         raise _not_text(path, "is UTF-32 text")
     if not bom and b"\x00" in raw[:65536]:
         raise _not_text(path, "looks like a binary file")
+    body = raw[len(bom):] if bom else raw
     try:
-        text = str(raw[len(bom):] if bom else raw, encoding)
+        text = str(body, encoding)
     except UnicodeDecodeError as exc:
-        raise _not_text(path, f"is not valid {encoding.upper().replace('-LE', '').replace('-BE', '')} "
-                        f"text (byte {exc.start + len(bom)})") from exc
+        # A stray byte in an otherwise UTF-8 file (a pasted Windows quote) is replaced; a file
+        # where they are common is in another encoding and is refused.
+        text = str(body, encoding, errors="replace")
+        if text.count("\ufffd") > max(1, len(body) // _MAX_BAD_BYTES_PER):
+            name = encoding.upper().replace("-LE", "").replace("-BE", "")
+            raise _not_text(path, f"is not valid {name} text (byte {exc.start + len(bom)})") from exc
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text

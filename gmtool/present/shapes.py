@@ -19,7 +19,7 @@ class HitOut(TypedDict):
     source_id: str
     source_name: str
     file: str
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
     section_path: list[str]
     score: float
