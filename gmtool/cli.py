@@ -7,6 +7,7 @@ errors are rendered in exactly one place (`_handle`).
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -18,9 +19,139 @@ from typing import Any, Optional, TypeVar
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer
+from typer.core import TyperGroup
 
 from gmtool import __version__
 from gmtool.errors import EXIT_ERROR, EXIT_PARTIAL, GmtoolError
+
+# --- option values without pydantic -----------------------------------------------------------
+# typer 0.29 converts every option value through a pydantic TypeAdapter, and importing pydantic
+# costs ~120 ms: more than a whole search. gmtool's options are plain str, int, float and Path
+# values, flags (or lists of them), which `_PlainValue` converts and range-checks itself; any other
+# declaration keeps typer's own conversion. tests/test_startup.py fails if pydantic comes back.
+
+_PLAIN_KINDS = (str, bool, int, float, Path)
+_BOOLS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _convert(kind: type, value: Any, lo: float | None, hi: float | None) -> Any:
+    """One command-line value as `kind`; ValueError with click's wording when it does not fit."""
+    if kind is str:
+        return os.fsdecode(value) if isinstance(value, bytes) else str(value)
+    if kind is Path:
+        return value if isinstance(value, Path) else Path(os.fsdecode(value))
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if str(value).strip().lower() not in _BOOLS:
+            raise ValueError(f"{value!r} is not a valid boolean.")
+        return _BOOLS[str(value).strip().lower()]
+    try:
+        num = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a valid {'integer' if kind is int else 'number'}.") from None
+    if kind is float and not math.isfinite(num):
+        raise ValueError(f"{value!r} is not a finite number.")
+    if (lo is not None and num < lo) or (hi is not None and num > hi):
+        bounds = f"{lo}<=x<={hi}" if lo is not None and hi is not None else f"x>={lo}" if lo is not None else f"x<={hi}"
+        raise ValueError(f"{value} is not in the range {bounds}.")
+    return num
+
+
+class _PlainValue:
+    """Stands in for typer's pydantic-backed converter of one parameter (same `coerce` contract)."""
+
+    def __init__(self, kind: type, many: bool, lo: float | None, hi: float | None) -> None:
+        self.kind, self.many, self.lo, self.hi = kind, many, lo, hi
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        multi = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multi else None
+        try:
+            if self.many:
+                if isinstance(value, str):
+                    raise ValueError("Value must be an iterable.")
+                items = value if isinstance(value, (list, tuple)) else [value]
+                return [_convert(self.kind, v, self.lo, self.hi) for v in items]
+            return _convert(self.kind, value, self.lo, self.hi)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
+def _plain_value(param: Any) -> _PlainValue | None:
+    """A converter for a plain parameter, or None to leave it to typer."""
+    desc = getattr(param, "type_descriptor", None)
+    info = getattr(desc, "parameter_info", None)
+    if desc is None or info is None or not hasattr(param, "_runtime_param"):
+        return None  # another typer: nothing to replace
+    kind, many = desc.annotation, False
+    if getattr(kind, "__origin__", None) is list and len(kind.__args__) == 1:
+        kind, many = kind.__args__[0], True
+    if kind not in _PLAIN_KINDS or info.parser is not None or getattr(info, "clamp", False):
+        return None
+    if kind is Path and (info.exists or info.resolve_path or info.allow_dash or info.path_type or info.writable
+                         or not (info.file_okay and info.dir_okay)):
+        return None
+    return _PlainValue(kind, many, info.min, info.max)
+
+
+def _lighten(params: list[Any]) -> list[Any]:
+    for param in params:
+        if getattr(param, "_runtime_param", True) is None and (plain := _plain_value(param)) is not None:
+            param._runtime_param = plain
+    return params
+
+
+# --- usage errors in gmtool's own shape ----------------------------------------------------------
+
+_USAGE_CODES: tuple[tuple[type, str], ...] = (
+    (typer._click.exceptions.MissingParameter, "MISSING_ARGUMENT"),
+    (typer._click.exceptions.NoSuchOption, "UNKNOWN_OPTION"),
+    (typer.BadParameter, "INVALID_ARGUMENT"),
+)
+
+
+def _show_usage_error(exc: Any) -> None:
+    """A bad option or argument as one `error CODE:` line and a hint, like every other error."""
+    if isinstance(exc, typer._click.exceptions.NoArgsIsHelpError):
+        exc.show()
+        return
+    code = next((c for t, c in _USAGE_CODES if isinstance(exc, t)), "USAGE_ERROR")
+    cmd = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "gmtool"
+    _error_line(code, exc.format_message(), f"see `{cmd} --help`")
+
+
+class _Group(TyperGroup):
+    """The gmtool command group: plain option conversion, and click's usage errors rendered as
+    gmtool errors (exit 2, a stable code and a hint) instead of click's usage block."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _lighten(super().get_params(ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            _lighten(cmd.get_params(ctx))
+        return cmd
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,  # type: ignore[override]
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except typer._click.exceptions.UsageError as exc:
+            _show_usage_error(exc)
+            sys.exit(exc.exit_code)
+        except typer._click.exceptions.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 EXIT_CODES = """Exit codes: 0 ok, 1 error, 2 bad usage or bad query, 3 partial failure (some files failed in a scan)."""
 
@@ -42,12 +173,13 @@ app = typer.Typer(
     add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    cls=_Group,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_state: dict[str, bool] = {"debug": bool(os.environ.get("GMTOOL_DEBUG"))}
+_state: dict[str, Any] = {"debug": False, "settings": None}  # set per invocation by _main
 
 LibraryOpt = typer.Option(
     None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
@@ -80,9 +212,25 @@ def _out_console() -> Any:
 def _warn(messages: list[str]) -> None:
     if not messages:
         return
+    from rich.markup import escape
+
+    from gmtool.present.terminal import line
+
     con = _err_console()
     for m in messages:
-        con.print(f"[yellow]warning:[/] {m}", markup=True, highlight=False)
+        con.print(f"[yellow]warning:[/] {escape(line(m))}")
+
+
+def _error_line(code: str, message: str, hint: str = "") -> None:
+    """Every error the user sees: `error CODE: message` and a hint, file text made printable."""
+    from rich.markup import escape
+
+    from gmtool.present.terminal import line
+
+    con = _err_console()
+    con.print(f"[bold red]error {escape(line(code))}:[/] {escape(line(message))}")
+    if hint:
+        con.print(f"[dim]hint: {escape(line(hint))}[/]")
 
 
 def _handle(fn: F) -> F:
@@ -95,12 +243,7 @@ def _handle(fn: F) -> F:
         except GmtoolError as exc:
             if _state["debug"]:
                 raise
-            from rich.markup import escape
-
-            con = _err_console()
-            con.print(f"[bold red]error {exc.code}:[/] {escape(exc.message)}")
-            if exc.hint:
-                con.print(f"[dim]hint: {escape(exc.hint)}[/]")
+            _error_line(exc.code, exc.message, exc.hint)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             _err_console().print("[yellow]interrupted[/]")
@@ -110,11 +253,8 @@ def _handle(fn: F) -> F:
         except Exception as exc:  # a bug: say so in one line unless --debug asks for the traceback
             if _state["debug"]:
                 raise
-            from rich.markup import escape
-
-            con = _err_console()
-            con.print(f"[bold red]error INTERNAL_ERROR:[/] {escape(type(exc).__name__)}: {escape(str(exc))}")
-            con.print("[dim]hint: rerun with `gmtool --debug …` for the traceback, and please report it[/]")
+            _error_line("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}",
+                        "rerun with `gmtool --debug …` for the traceback, and please report it")
             raise typer.Exit(EXIT_ERROR) from None
 
     return wrapper  # type: ignore[return-value]
@@ -123,7 +263,7 @@ def _handle(fn: F) -> F:
 def _engine(library: Optional[Path]) -> Any:
     from gmtool.engine import Engine
 
-    return Engine(library)
+    return Engine(library, settings=_state["settings"])
 
 
 def _print_json(obj: Any) -> None:
@@ -144,9 +284,13 @@ def _main(
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
 ) -> None:
-    if debug:
-        _state["debug"] = True
-        os.environ["GMTOOL_DEBUG"] = "1"
+    import dataclasses
+
+    from gmtool.settings import Settings
+
+    settings = Settings.from_env()  # the one read of the environment; passed down via the Engine
+    _state["settings"] = dataclasses.replace(settings, debug=True) if debug else settings
+    _state["debug"] = _state["settings"].debug
 
 
 def _progress_cb(enabled: bool) -> tuple[Any, Callable[[int, int, str], None] | None]:
@@ -298,8 +442,7 @@ def toc(
     """A book's table of contents as a tree, with pages and content types."""
     res = _engine(library).toc(source, depth=depth, types=type_, where=where)
     if as_json:
-        _print_json({"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
-                     "entries": res.entries})
+        _print_json(res)
         return
     from gmtool.present.table import render_toc
 
@@ -435,7 +578,7 @@ def serve(library: Optional[Path] = LibraryOpt) -> None:
     """Run the MCP server over stdio for AI assistants (stdout carries only protocol messages)."""
     from gmtool.mcp import run_server
 
-    run_server(library)
+    run_server(library, debug=_state["debug"])
 
 
 def main() -> None:

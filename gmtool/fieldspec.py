@@ -23,10 +23,17 @@ FIELD_TYPES: dict[str, str] = {
     "category": "str",
     "rarity": "str",
     "attunement": "bool",
+    # class ("list" fields hold several lower-case words; `=` means "one of them is")
+    "hit_die": "int",
+    "armor": "list",
+    "saving_throws": "list",
+    "spellcasting": "str",
+    "primary_ability": "list",
 }
 
 KEY_FIELDS: dict[str, list[str]] = {
     "spell": ["level", "school"],
     "monster": ["challenge", "type"],
     "item": ["rarity"],
+    "class": ["hit_die", "armor"],
 }

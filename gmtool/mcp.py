@@ -1,12 +1,16 @@
 """`gmtool serve`: the Engine behind MCP tools over stdio.
 
-Every tool calls the one warm Engine and returns the CLI's `--json` shape (gmtool.present.jsonout)
-as structured content, plus a short text rendering; a GmtoolError becomes a ToolError that reads
-"CODE: message (hint: ...)". stdout carries only protocol messages: while serving, the MCP stdio
-transport points fd 1 at stderr, so stray prints (and extraction workers) cannot reach the wire.
+A thin shell: each tool checks its arguments against limits declared in its schema, calls the one
+warm Engine, and returns the CLI's `--json` shape as structured content plus a short text
+(gmtool.present.mcpout). Every failure a client can cause becomes a tool error reading
+"CODE: message (hint: ...)" and one log line on stderr; tracebacks only with `gmtool --debug serve`.
+stdout carries only protocol messages: while serving, the MCP stdio transport points fd 1 at
+stderr, so stray prints (and extraction workers) cannot reach the wire.
 """
 
 import json
+import logging
+import re
 import sys
 import threading
 import time
@@ -14,81 +18,147 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from fastmcp import Context, FastMCP
-from fastmcp.exceptions import ResourceError, ToolError
+from fastmcp.exceptions import FastMCPError, ResourceError, ToolError, ValidationError
+from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
-from mcp_types import TextContent, ToolAnnotations
+from mcp_types import CallToolRequestParams, TextContent, ToolAnnotations
+from pydantic import Field
+from pydantic import ValidationError as PydanticValidationError
 
 from gmtool.engine import Engine
-from gmtool.errors import GmtoolError
-from gmtool.present.jsonout import scan_dict, search_dict, source_dict
-from gmtool.present.shapes import (
-    IndexOut,
-    LibraryOut,
-    ScanOut,
-    SearchOut,
-    TocOut,
-)
-from gmtool.types import CONTENT_TYPES, ReadResult, TocNode, TocResult
+from gmtool.errors import GmtoolError, UsageError
+from gmtool.present import mcpout
+from gmtool.present.jsonout import scan_dict, search_dict, toc_dict
+from gmtool.present.shapes import IndexOut, LibraryOut, ScanOut, SearchOut, TocOut
+from gmtool.types import CONTENT_TYPES, ReadResult
 
-MAX_CHARS = 20_000  # every tool result stays under this (structured JSON)
-PAGE_CHARS = 15_000  # a TOC page's budget, leaving room for the envelope
-MAX_READ_CHARS = 18_000
-MAX_LIMIT = 50
-EMPTY_LIBRARY = "No sources indexed yet; run scan_library"
+log = logging.getLogger("gmtool.mcp")
+
+MAX_LIMIT = 50  # results per call: more would not fit the 20,000-character budget anyway
+MAX_READ_CHARS = 18_000  # read_section's text, leaving room for the envelope under mcpout.MAX_CHARS
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
+# Argument limits live in the schema, so a client sees them and a value outside them is an error
+# (INVALID_ARGUMENT, or INVALID_PAGE for a page), never silently clamped.
+SearchLimit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1-{MAX_LIMIT}")]
+MinScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="drop results scoring below this (0-1)")]
+Page = Annotated[int | None, Field(ge=1, description="a physical page, 1-based")]
+Title = Annotated[str | None, Field(min_length=1, pattern=r"\S", description="a section title, e.g. 'Fireball'")]
+MaxChars = Annotated[int, Field(ge=0, le=MAX_READ_CHARS,
+                                description=f"cut the text after this many characters (0: up to {MAX_READ_CHARS})")]
+Depth = Annotated[int | None, Field(ge=1, description="show at most this many nesting levels")]
+Where = list[str] | dict[str, Any] | None
 
 T = TypeVar("T")
+PAGE_NUMBER = re.compile(r"[0-9]{1,9}")
+
+
+# --- errors: one line for the client, one line for the log ------------------------------------------------------
+
+
+def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool) -> FastMCPError:
+    """The client's error for `exc`, logged once (code and message) as this server's own line.
+
+    fastmcp logs the error it is handed at the level it carries; DEBUG keeps its traceback out of
+    the log unless --debug asks for it."""
+    if isinstance(exc, GmtoolError):
+        code, message, hint = exc.code, exc.message, mcpout.mcp_hint(exc.code, exc.hint, tool)
+    else:
+        code, message = "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
+        hint = "the server's log has the details (start it with `gmtool --debug serve` for the traceback); please report it"
+    traced = debug and exc.__traceback__ is not None  # an argument error has no traceback worth showing
+    log.warning("%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
+    return kind(mcpout.error_line(code, message, hint), log_level=logging.DEBUG)
+
+
+def argument_error(exc: ValidationError, schema: dict[str, Any]) -> UsageError:
+    """fastmcp's schema check failed: name the argument, what was wrong and what it accepts."""
+    cause = exc.__cause__
+    errors = cause.errors() if isinstance(cause, PydanticValidationError) else []
+    if not errors:
+        return UsageError("INVALID_ARGUMENT", str(exc).splitlines()[0], "check the arguments against the tool's schema")
+    err = errors[0]
+    props: dict[str, Any] = schema.get("properties", {})
+    name = str(err["loc"][0]) if err.get("loc") else "arguments"
+    if err["type"] == "unexpected_keyword_argument":
+        return UsageError("INVALID_ARGUMENT", f"unknown argument '{name}'", f"arguments: {', '.join(props)}")
+    if err["type"] == "missing_argument":
+        return UsageError("INVALID_ARGUMENT", f"{name} is required", _accepts(name, props.get(name, {})))
+    if err["type"] in ("string_pattern_mismatch", "string_too_short"):
+        return UsageError("INVALID_ARGUMENT", f"{name} is blank", _accepts(name, props.get(name, {})))
+    got = json.dumps(err.get("input"), default=str)[:80]
+    code = "INVALID_PAGE" if name == "page" else "INVALID_ARGUMENT"
+    return UsageError(code, f"{name}: {err['msg']} (got {got})", _accepts(name, props.get(name, {})))
+
+
+def _accepts(name: str, prop: dict[str, Any]) -> str:
+    options = prop.get("anyOf", [prop])
+    kinds = [o.get("type", "value") for o in options if o.get("type") != "null"]
+    bounds = [f"{word} {o[key]}" for o in options for key, word in (("minimum", "from"), ("maximum", "to"))
+              if key in o]
+    text = f"{name}: {' or '.join(kinds) or 'a value'}" + (f" {' '.join(bounds)}" if bounds else "")
+    return text + (f" ({prop['description']})" if prop.get("description") else "")
+
+
+class ArgumentErrors(Middleware):
+    """Turns fastmcp's argument validation failures into the server's coded errors."""
+
+    def __init__(self, debug: bool) -> None:
+        self.debug = debug
+
+    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams], call_next: Any) -> Any:
+        try:
+            return await call_next(context)
+        except ValidationError as exc:
+            name = context.message.name
+            schema: dict[str, Any] = {}
+            if context.fastmcp_context is not None:
+                tool = await context.fastmcp_context.fastmcp.get_tool(name)
+                schema = tool.parameters if tool is not None else {}
+            raise failure(argument_error(exc, schema), name, ToolError, self.debug) from None
 
 
 # --- the service: one warm engine, errors translated in one place ---------------------------------------------
 
 
-def tool_error(exc: GmtoolError) -> ToolError:
-    hint = exc.hint
-    if exc.code == "INDEX_NOT_FOUND":
-        hint = "run scan_library (or `gmtool scan DIR`) first"
-    hint = hint.replace("`gmtool ls` lists them", "list_library lists them").replace("gmtool ls", "list_library")
-    return ToolError(f"{exc.code}: {exc.message}" + (f" (hint: {hint})" if hint else ""))
-
-
 class Service:
     """The warm Engine, shared by every call; writers use their own Engine and a separate lock."""
 
-    def __init__(self, library: Path | None) -> None:
+    def __init__(self, library: Path | None, debug: bool = False) -> None:
         self.engine = Engine(library)
+        self.debug = debug
         self._read = threading.RLock()
         self._write = threading.Lock()
 
     @contextmanager
-    def reading(self) -> Iterator[Engine]:
-        with self._read:
-            try:
-                yield self.engine
-            except GmtoolError as exc:
-                raise tool_error(exc) from None
+    def _failing_as(self, tool: str, kind: type[FastMCPError]) -> Iterator[None]:
+        try:
+            yield
+        except FastMCPError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure reaches the client as one coded line
+            raise failure(exc, tool, kind, self.debug) from None
 
-    def call(self, fn: Callable[[Engine], T]) -> T:
-        with self.reading() as eng:
-            return fn(eng)
+    def call(self, tool: str, fn: Callable[[Engine], T], kind: type[FastMCPError] = ToolError) -> T:
+        with self._read, self._failing_as(tool, kind):
+            return fn(self.engine)
 
-    def write(self, fn: Callable[[Engine], T]) -> T:
+    def write(self, tool: str, fn: Callable[[Engine], T]) -> T:
         """Scans run on a fresh Engine so readers stay usable; they see the result via the manifest stamp."""
-        with self._write:
-            try:
-                return fn(Engine(self.engine.paths.library))
-            except GmtoolError as exc:
-                raise tool_error(exc) from None
+        with self._write, self._failing_as(tool, ToolError):
+            return fn(Engine(self.engine.paths.library))
 
     def has_embeddings(self) -> bool:
-        return any((self.engine.paths.index_dir / "vectors").glob("*.npy"))
+        from gmtool.storage.vectors import has_vectors
+
+        return has_vectors(self.engine.paths.index_dir)
 
     def warm(self) -> None:
         """Load the index (and the embedding model when vectors exist) before the first question."""
@@ -101,18 +171,19 @@ class Service:
                 with self._read:
                     self.engine.embedder("auto")
         except Exception as exc:  # noqa: BLE001 - warming is best effort; the first call reports real errors
-            print(f"gmtool serve: warm-up skipped: {exc}", file=sys.stderr)
+            log.warning("warm-up skipped: %s", mcpout.one_line(str(exc)))
 
     def instructions(self) -> str:
         base = (
             "gmtool indexes tabletop RPG rulebooks (PDF, Markdown, text). Use search_library for names "
             "(a spell, a monster), ask_books for plain-language questions, read_section to quote the text, "
-            "get_library_toc to browse a book. Results give book (source_id) and page. "
-            f"Content types: {', '.join(CONTENT_TYPES)}."
+            "get_library_toc to browse a book. Results give book (source_id) and page (or line, for "
+            f"Markdown and text). Content types: {', '.join(CONTENT_TYPES)}."
         )
+        lib = self.engine.paths.library
         try:
             if not self.engine.has_index():
-                return f"{base}\nThe library {self.engine.paths.library} has no index yet: call scan_library first."
+                return f"{base}\nThe library {lib} has no index yet: call scan_library first."
             with self._read:
                 metas = self.engine.sources()
         except GmtoolError as exc:
@@ -125,30 +196,10 @@ class Service:
         emb = "yes (ask_books ranks by meaning and keywords)" if self.has_embeddings() else (
             "no (ask_books is keyword-only; scan_library adds them)")
         return (
-            f"{base}\nLibrary {self.engine.paths.library}: {len(metas)} books "
+            f"{base}\nLibrary {lib}: {len(metas)} books "
             f"({', '.join(m.source_id for m in metas[:12])}{', ...' if len(metas) > 12 else ''}). "
             f"Types present: {present}. Embeddings: {emb}."
         )
-
-
-# --- shaping helpers --------------------------------------------------------------------------------------
-
-
-def _size(data: Any) -> int:
-    return len(json.dumps(data, ensure_ascii=False, default=str))
-
-
-def fit(data: Any, key: str, limit: int = MAX_CHARS) -> Any:
-    """Drop items from the end of data[key] until the JSON fits; say so in warnings when present."""
-    items = data[key]
-    dropped = 0
-    while items and _size(data) > limit:
-        cut = max(1, len(items) // 5)
-        del items[-cut:]
-        dropped += cut
-    if dropped and isinstance(data.get("warnings"), list):
-        data["warnings"].append(f"RESULTS_CAPPED: {dropped} results left out to stay under {limit} characters")
-    return data
 
 
 def result(data: Any, text: str) -> Any:
@@ -156,144 +207,48 @@ def result(data: Any, text: str) -> Any:
     return ToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def library_data(eng: Engine) -> dict[str, Any]:
-    metas = eng.sources() if eng.has_index() else []
-    metas = sorted(metas, key=lambda m: (-m.entry_count, m.source_id))
-    data: dict[str, Any] = {"sources": [source_dict(m) for m in metas]}
-    if not metas:
-        data["message"] = EMPTY_LIBRARY
-    return data
-
-
-def library_text(data: dict[str, Any]) -> str:
-    if not data["sources"]:
-        return EMPTY_LIBRARY
-    lines = [f"{len(data['sources'])} sources (most entries first):"]
-    for s in data["sources"]:
-        types = ", ".join(f"{t} {n}" for t, n in sorted(s["types"].items(), key=lambda kv: -kv[1]))
-        lines.append(f"- {s['source_id']}: {s['title']} ({s['pages'] if s['pages'] is not None else s.get('lines')} {'pages' if s['pages'] is not None else 'lines'}, {s['entries']} entries"
-                     + (f"; {types}" if types else "") + ")")
-    return "\n".join(lines)
-
-
-def search_text(data: dict[str, Any]) -> str:
-    lines = [f"{len(data['results'])} results for '{data['query']}' ({data['mode']})"]
-    for h in data["results"]:
-        label = f"p.{h['page_label'] or h['page']}" if h["page"] is not None else f"l.{h.get('line')}"
-        lines.append(f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {label}"
-                     f" ({h['score']:.2f})")
-    lines += [f"warning: {w}" for w in data["warnings"]]
-    return "\n".join(lines)
-
-
-def flat_toc(res: TocResult) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-
-    def walk(nodes: list[TocNode], depth: int) -> None:
-        for n in nodes:
-            row: dict[str, Any] = {k: v for k, v in n.items() if k != "children"}
-            row["depth"] = depth
-            out.append(row)
-            walk(n["children"], depth + 1)
-
-    walk(res.entries, 1)
-    return out
-
-
-def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> dict[str, Any]:
-    rows = flat_toc(res)
-    start = 0
-    if cursor:
-        try:
-            start = int(cursor)
-        except ValueError:
-            start = -1
-        if not 0 <= start < max(len(rows), 1):
-            raise ToolError(f"INVALID_CURSOR: '{cursor}' is not a cursor from get_library_toc "
-                            "(hint: pass next_cursor from the previous page, or leave it out)")
-    page: list[dict[str, Any]] = []
-    used = 0
-    i = start
-    while i < len(rows):
-        n = _size(rows[i]) + 2
-        if page and used + n > budget:
-            break
-        page.append(rows[i])
-        used += n
-        i += 1
-    return {"source_id": res.source_id, "source_name": res.source_name, "file": res.file, "entries": page,
-            "total": len(rows), "next_cursor": str(i) if i < len(rows) else None}
-
-
-def toc_text(data: dict[str, Any]) -> str:
-    lines = [f"{data['source_name']} ({data['source_id']}): entries {len(data['entries'])} of {data['total']}"]
-    for n in data["entries"]:
-        where = f"p.{n['page_label'] or n['page']}" if n["page"] is not None else f"l.{n['line']}"
-        lines.append(f"{'  ' * (n['depth'] - 1)}{n['title']}  {where}"
-                     + (f" [{n['content_type']}]" if n["content_type"] else ""))
-    if data["next_cursor"]:
-        lines.append(f"(more: call again with cursor='{data['next_cursor']}')")
-    return "\n".join(lines)
-
-
-def read_text(d: dict[str, Any]) -> str:
-    where = f"{d['source_name']} ({d['source_id']}), " + (
-        f"page {d['page_label'] or d['page']}" if d["page"] is not None else f"line {d.get('line')}")
-    head = f"{d['title']} — {where}" if d["title"] else where
-    nav = f"\n[previous: {d['previous_title'] or '-'} | next: {d['next_title'] or '-'}]"
-    return f"{head}\n\n{d['text']}" + (" …(truncated)" if d["truncated"] else "") + nav
-
-
-def scan_text(d: dict[str, Any]) -> str:
-    lines = [(f"indexed {d['indexed']}, unchanged {d['unchanged']}, removed {d['removed']}, failed "
-              f"{len(d['failed'])} of {d['files_found']} files; {d['sections']} sections, "
-              f"{d['embeddings_generated']} embeddings, {d['duration_ms']} ms")]
-    lines += [f"failed: {f['file']}: {f['code']}: {f['message']}" for f in d["failed"][:20]]
-    lines += [f"warning: {w}" for w in d["warnings"][:20]]
-    return "\n".join(lines)
-
-
-def _cap_scan(d: Any) -> Any:
-    for key in ("indexed_files", "warnings", "failed"):
-        if len(d[key]) > 100:
-            n = len(d[key]) - 100
-            d[key] = d[key][:100]
-            if key == "warnings":
-                d[key].append(f"... {n} more warnings in the log file")
-    return d
-
-
-def _limit(n: int) -> int:
-    return max(1, min(int(n), MAX_LIMIT))
-
-
-def _none_if_unset(v: list[str] | None) -> list[str] | None:
+def _listed(v: list[str] | None) -> list[str] | None:
+    """None (not given) means every type or book; [] means none."""
     return None if v is None else list(v)
+
+
+def page_number(n: str) -> int:
+    """A resource URI's page segment: digits, else INVALID_PAGE (as for page 0 or one past the end)."""
+    if not PAGE_NUMBER.fullmatch(n):
+        raise UsageError("INVALID_PAGE", f"'{n}' is not a page number", "pages are whole numbers from 1")
+    return int(n)
+
+
+def progress_cb(ctx: Context) -> Callable[[int, int, str], None]:
+    last = [0.0]
+
+    def cb(done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.1 and done < total:
+            return
+        last[0] = now
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total or None, message[:200])
+        except Exception as exc:  # noqa: BLE001 - a vanished client must not stop the scan
+            log.debug("progress not sent: %s", exc)
+
+    return cb
 
 
 # --- the server ---------------------------------------------------------------------------------------------
 
 
-def build_server(library: Path | None = None) -> FastMCP:
-    svc = Service(library)
-    mcp = FastMCP("gmtool", instructions=svc.instructions())
+def build_server(library: Path | None = None, debug: bool = False) -> FastMCP:
+    svc = Service(library, debug)
+    mcp = FastMCP("gmtool", instructions=svc.instructions(), middleware=[ArgumentErrors(debug)])
     mcp.gmtool_service = svc  # type: ignore[attr-defined]
+    _add_write_tools(mcp, svc)
+    _add_read_tools(mcp, svc)
+    _add_resources(mcp, svc)
+    return mcp
 
-    def progress_cb(ctx: Context) -> Callable[[int, int, str], None]:
-        last = [0.0]
 
-        def cb(done: int, total: int, message: str) -> None:
-            now = time.monotonic()
-            if now - last[0] < 0.1 and done < total:
-                return
-            last[0] = now
-            try:
-                anyio.from_thread.run(ctx.report_progress, done, total or None, message[:200])
-            except Exception as exc:  # noqa: BLE001 - a vanished client must not stop the scan
-                print(f"gmtool serve: progress not sent: {exc}", file=sys.stderr)
-
-        return cb
-
+def _add_write_tools(mcp: FastMCP, svc: Service) -> None:
     @mcp.tool(annotations=WRITES)
     async def scan_library(ctx: Context, force: bool = False, embed: bool = True) -> ScanOut:
         """Discover and index every PDF/Markdown/text file in the library folder (unchanged files are
@@ -301,63 +256,9 @@ def build_server(library: Path | None = None) -> FastMCP:
         sentence embeddings used by ask_books (slower)."""
         cb = progress_cb(ctx)
         report = await anyio.to_thread.run_sync(
-            lambda: svc.write(lambda e: e.scan(force=force, embed=embed, progress=cb)))
-        data = _cap_scan(scan_dict(report))
-        return result(data, scan_text(data))
-
-    @mcp.tool(annotations=READ_ONLY)
-    def list_library(format: Literal["json", "text"] = "json") -> LibraryOut:
-        """The indexed books: id, title, pages, entry counts per content type; largest first.
-        format: 'text' for a compact table in the text content, 'json' for the JSON in it."""
-        data = svc.call(library_data)
-        if _size(data) > MAX_CHARS:
-            fit(data, "sources")
-        text = library_text(data) if format == "text" else json.dumps(data, ensure_ascii=False)
-        return result(data, text)
-
-    @mcp.tool(annotations=READ_ONLY)
-    def get_library_toc(source_id: str, depth: int | None = None, content_type: str | None = None,
-                        cursor: str | None = None) -> TocOut:
-        """A book's table of contents, flattened in document order (depth = nesting level), paged:
-        when next_cursor is set, call again with cursor=next_cursor for the rest. content_type keeps
-        only entries of that type; depth limits the nesting shown."""
-        types = [content_type] if content_type else None
-        res = svc.call(lambda e: e.toc(source_id, depth=depth, types=types))
-        data = toc_page(res, cursor)
-        return result(data, toc_text(data))
-
-    @mcp.tool(annotations=READ_ONLY)
-    def search_library(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                       limit: int = 20, where: list[str] | dict[str, Any] | None = None) -> SearchOut:
-        """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules).
-        content_types / documents: None = all, [] = nothing. where: typed field filters such as
-        ["level=3", "school=evocation"] or {"cr": "<=5"}."""
-        res = svc.call(lambda e: e.search(query, types=_none_if_unset(content_types),
-                                          sources=_none_if_unset(documents), limit=_limit(limit), where=where))
-        data = fit(search_dict(res), "results")
-        return result(data, search_text(data))
-
-    @mcp.tool(annotations=READ_ONLY)
-    def ask_books(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                  limit: int = 10, min_score: float = 0.0,
-                  where: list[str] | dict[str, Any] | None = None) -> SearchOut:
-        """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"): ranks sections
-        by keywords and meaning. Same filters as search_library; min_score drops results below a 0-1 score."""
-        res = svc.call(lambda e: e.ask(query, types=_none_if_unset(content_types),
-                                       sources=_none_if_unset(documents), limit=_limit(limit),
-                                       min_score=min_score, where=where))
-        data = fit(search_dict(res), "results")
-        return result(data, search_text(data))
-
-    @mcp.tool(annotations=READ_ONLY)
-    def read_section(source_id: str, title: str | None = None, page: int | None = None,
-                     max_chars: int = 8000) -> ReadResult:
-        """The text of a section (by title, with its subsections) or of a physical page, with book,
-        page, label and the titles before and after. max_chars cuts the text (at most 18000)."""
-        cap = MAX_READ_CHARS if max_chars <= 0 else min(max_chars, MAX_READ_CHARS)
-        res = svc.call(lambda e: e.read(source_id, title=title, page=page, max_chars=cap))
-        data = asdict(res)
-        return result(data, read_text(data))
+            lambda: svc.write("scan_library", lambda e: e.scan(force=force, embed=embed, progress=cb)))
+        data = mcpout.cap_scan(scan_dict(report))
+        return result(data, mcpout.scan_text(data))
 
     @mcp.tool(annotations=WRITES)
     async def index_library(ctx: Context, files: list[str] | None = None, include: list[str] | None = None,
@@ -367,61 +268,115 @@ def build_server(library: Path | None = None) -> FastMCP:
         include/exclude globs; force re-indexes unchanged files. verify=true only checks the index
         (missing, stale, orphaned, corrupt entries) and changes nothing."""
         if verify:
-            rep = await anyio.to_thread.run_sync(lambda: svc.call(lambda e: e.verify()))
+            rep = await anyio.to_thread.run_sync(lambda: svc.call("index_library", lambda e: e.verify()))
             v = asdict(rep)
-            v["problems"] = v["problems"][:100]
-            text = "index healthy" if rep.healthy else "\n".join(
-                f"{p['code']}: {p['file']}: {p['message']}" for p in v["problems"][:30])
-            return result({"action": "verify", "report": None, "verify": v}, text)
+            v["problems"] = v["problems"][:mcpout.REPORT_ITEMS]
+            return result({"action": "verify", "report": None, "verify": v}, mcpout.verify_text(rep))
         root = svc.engine.paths.library
         paths = None if files is None else [p if p.is_absolute() else root / p for p in map(Path, files)]
         cb = progress_cb(ctx)
-        report = await anyio.to_thread.run_sync(lambda: svc.write(
-            lambda e: e.index(files=paths, include=include, exclude=exclude, force=force, embed=embed,
-                              progress=cb)))
-        data = _cap_scan(scan_dict(report))
-        return result({"action": "index", "report": data, "verify": None}, scan_text(data))
+        report = await anyio.to_thread.run_sync(lambda: svc.write("index_library", lambda e: e.index(
+            files=paths, include=include, exclude=exclude, force=force, embed=embed, progress=cb)))
+        data = mcpout.cap_scan(scan_dict(report))
+        return result({"action": "index", "report": data, "verify": None}, mcpout.scan_text(data))
 
-    # --- resources ---------------------------------------------------------------------------------------
 
-    def resource_call(fn: Callable[[Engine], T]) -> T:
-        with svc._read:
-            try:
-                return fn(svc.engine)
-            except GmtoolError as exc:
-                raise ResourceError(str(tool_error(exc))) from None
+def _add_read_tools(mcp: FastMCP, svc: Service) -> None:
+    @mcp.tool(annotations=READ_ONLY)
+    def list_library(format: Literal["json", "text"] = "json") -> LibraryOut:
+        """The indexed books: id, title, pages, entry counts per content type; largest first.
+        format: 'text' for a compact table in the text content, 'json' for the JSON in it."""
+        data = mcpout.library_out(svc.call("list_library", lambda e: e.sources() if e.has_index() else []))
+        text = mcpout.library_text(data) if format == "text" else json.dumps(data, ensure_ascii=False)
+        return result(data, text)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def get_library_toc(source_id: str, depth: Depth = None, content_type: str | None = None,
+                        cursor: str | None = None) -> TocOut:
+        """A book's table of contents, flattened in document order (depth = nesting level), paged:
+        when next_cursor is set, call again with cursor=next_cursor for the rest. content_type keeps
+        only entries of that type; depth limits the nesting shown."""
+        types = [content_type] if content_type else None
+        data = svc.call("get_library_toc",
+                        lambda e: mcpout.toc_page(e.toc(source_id, depth=depth, types=types), cursor))
+        return result(data, mcpout.toc_text(data))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def search_library(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
+                       limit: SearchLimit = 20, where: Where = None) -> SearchOut:
+        """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules).
+        content_types / documents: None = all, [] = nothing. where: typed field filters such as
+        ["level=3", "school=evocation"] or {"cr": "<=5"}."""
+        res = svc.call("search_library", lambda e: e.search(
+            query, types=_listed(content_types), sources=_listed(documents), limit=limit, where=where))
+        data = mcpout.fit(search_dict(res), "results")
+        return result(data, mcpout.search_text(data))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def ask_books(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
+                  limit: SearchLimit = 10, min_score: MinScore = 0.0, where: Where = None) -> SearchOut:
+        """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"): ranks sections
+        by keywords and meaning. Same filters as search_library; min_score drops results below a 0-1 score."""
+        res = svc.call("ask_books", lambda e: e.ask(
+            query, types=_listed(content_types), sources=_listed(documents), limit=limit, min_score=min_score,
+            where=where))
+        data = mcpout.fit(search_dict(res), "results")
+        return result(data, mcpout.search_text(data))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def read_section(source_id: str, title: Title = None, page: Page = None, max_chars: MaxChars = 8000) -> ReadResult:
+        """The text of a section (by title, with its subsections) or of a physical page, with book,
+        page, label and the titles before and after. With both title and page: the section of that
+        title on that page (a book may repeat a title)."""
+        cap = max_chars or MAX_READ_CHARS
+        res = svc.call("read_section", lambda e: e.read(source_id, title=title, page=page, max_chars=cap))
+        data = asdict(res)
+        return result(data, mcpout.read_text(data))
+
+
+def _add_resources(mcp: FastMCP, svc: Service) -> None:
+    def read(uri: str, fn: Callable[[Engine], Any]) -> str:
+        return json.dumps(svc.call(uri, fn, ResourceError), ensure_ascii=False)
 
     @mcp.resource("gmtool://sources", mime_type="application/json")
     def sources_resource() -> str:
         """The indexed books (the list_library JSON)."""
-        return json.dumps(resource_call(library_data), ensure_ascii=False)
+        return read("gmtool://sources", lambda e: mcpout.library_out(e.sources() if e.has_index() else []))
 
     @mcp.resource("gmtool://source/{source_id}/toc", mime_type="application/json")
     def toc_resource(source_id: str) -> str:
         """A book's whole table of contents as a tree (the `gmtool toc --json` shape)."""
-        res = resource_call(lambda e: e.toc(source_id))
-        return json.dumps({"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
-                           "entries": res.entries}, ensure_ascii=False)
+        return read(f"gmtool://source/{source_id}/toc", lambda e: toc_dict(e.toc(source_id)))
 
     @mcp.resource("gmtool://source/{source_id}/page/{n}", mime_type="application/json")
-    def page_resource(source_id: str, n: int) -> str:
+    def page_resource(source_id: str, n: str) -> str:
         """The text of one physical page of a book (the `gmtool show --page --json` shape)."""
-        res = resource_call(lambda e: e.read(source_id, page=int(n), max_chars=MAX_READ_CHARS))
-        return json.dumps(asdict(res), ensure_ascii=False)
-
-    return mcp
+        return read(f"gmtool://source/{source_id}/page/{n}",
+                    lambda e: asdict(e.read(source_id, page=page_number(n), max_chars=MAX_READ_CHARS)))
 
 
-def run_server(library: Path | None) -> None:
+def configure_logging(debug: bool) -> None:
+    """One plain line per record on stderr. gmtool logs each client error itself (code and message);
+    fastmcp's own records (and tracebacks) show only with --debug."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("gmtool serve: %(levelname)s: %(message)s"))
+    for name, level in (("gmtool", logging.INFO), ("fastmcp", logging.ERROR)):
+        logger = logging.getLogger(name)
+        for old in logger.handlers[:]:
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG if debug else level)
+        logger.propagate = False
+
+
+def run_server(library: Path | None, debug: bool = False) -> None:
     """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages."""
-    import logging
-
-    logging.getLogger("fastmcp").setLevel(logging.WARNING)
+    configure_logging(debug)
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
-        mcp = build_server(library)
+        mcp = build_server(library, debug)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]
     threading.Thread(target=svc.warm, name="gmtool-warm", daemon=True).start()
     try:
-        mcp.run(transport="stdio", show_banner=False, log_level="WARNING")
+        mcp.run(transport="stdio", show_banner=False)
     except KeyboardInterrupt:
         pass

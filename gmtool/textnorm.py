@@ -1,14 +1,14 @@
 """Text normalisation, tokenisation and slugs shared by indexing and querying.
 
-Pure standard library (re + unicodedata): this module is imported at CLI start-up.
+Standard library plus PyStemmer (a small C extension): this module is imported at CLI start-up.
 
 The same `tokenize` must run on documents and on queries, so every rule here is about
 making the two sides agree, not about linguistic correctness:
 
 * `normalize` folds case, diacritics, the PDF hyphen soup (SRD 5.1 stores "half-elf" as
   "half-\\u00ad\\u2010\\u2011elf") and odd whitespace (tab + newline + space + NBSP).
-* `tokenize` splits on non-alphanumerics and applies a light, conservative stemmer
-  (plurals always, "-ing"/"-ed" only where the stem is unambiguous).
+* `tokenize` splits on non-alphanumerics and applies the Snowball English stemmer, so
+  "drains" meets "Drain" and "regenerates" meets "Regeneration" on both sides.
 """
 
 from __future__ import annotations
@@ -57,10 +57,11 @@ def normalize(s: str) -> str:
 
 # --- stemming --------------------------------------------------------------------------
 
-_VOWELS = frozenset("aeiou")
+# English plurals Snowball leaves unlike their singular (wolves -> "wolv", wolf -> "wolf"):
+# general English morphology, mapped to the singular before stemming.
 _IRREGULAR = {
-    # -ves plurals (the general rule only strips the "s": curves -> curve)
     "wolves": "wolf",
+    "werewolves": "werewolf",
     "elves": "elf",
     "dwarves": "dwarf",
     "halves": "half",
@@ -76,24 +77,6 @@ _IRREGULAR = {
     "wives": "wife",
     "loaves": "loaf",
     "calves": "calf",
-    "themselves": "themself",
-    "yourselves": "yourself",
-    "ourselves": "ourself",
-    "werewolves": "werewolf",
-    "halflings": "halfling",
-    # -oes plurals (foes, shoes, toes keep their "e")
-    "heroes": "hero",
-    "echoes": "echo",
-    "volcanoes": "volcano",
-    "tornadoes": "tornado",
-    "torpedoes": "torpedo",
-    "potatoes": "potato",
-    "tomatoes": "tomato",
-    "dominoes": "domino",
-    "mosquitoes": "mosquito",
-    "goes": "go",
-    "does": "do",
-    # other irregular plurals common in rulebooks
     "mice": "mouse",
     "geese": "goose",
     "feet": "foot",
@@ -108,114 +91,26 @@ _IRREGULAR = {
     "cacti": "cactus",
     "larvae": "larva",
     "people": "person",
-    # look like inflections but are not
-    "lightning": "lightning",
-    "morning": "morning",
-    "evening": "evening",
-    "ceiling": "ceiling",
-    "during": "during",
-    "sibling": "sibling",
-    "offspring": "offspring",
-    "pudding": "pudding",
-    "seed": "seed",
-    "need": "need",
-    "bleed": "bleed",
-    "speed": "speed",
-    "breed": "breed",
-    "hundred": "hundred",
-    "sacred": "sacred",
-    "naked": "naked",
-    "wicked": "wicked",
-    "this": "this",
-    "its": "its",
-    "has": "has",
-    "was": "was",
-    "is": "is",
-    "us": "us",
 }
-# Stems that an "-ing"/"-ed" was most likely glued onto after dropping an "e" (charg-ing,
-# curs-ed, grappl-ed, breath-ing): keep such words whole rather than guess.
-_E_DROP_ENDINGS = (
-    "ng",
-    "rg",
-    "dg",
-    "rs",
-    "ns",
-    "ls",
-    "lv",
-    "rv",
-    "nc",
-    "rc",
-    "th",
-    "bl",
-    "tl",
-    "pl",
-    "gl",
-    "kl",
-    "dl",
-    "fl",
-    "zl",
-    "cl",
-    "ps",
-    "ys",
-    "us",
-)
-_KEEP_DOUBLE = frozenset("lsfz")
 
 
-def _strip_plural(w: str) -> str:
-    n = len(w)
-    if n <= 3 or w[-1] != "s":
-        return w
-    if w.endswith(("ss", "us", "is")):
-        return w
-    if w.endswith("ies"):
-        return w[:-3] + "y" if n > 4 else w[:-1]  # abilities -> ability, dies -> die
-    if w.endswith("axes"):
-        return w[:-1]  # greataxes -> greataxe (not "greatax")
-    if w.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return w[:-2]  # classes, boxes, torches, ashes
-    return w[:-1]
-
-
-def _strip_suffix(w: str, suffix: str) -> str:
-    """Strip "ing"/"ed" only where the bare stem is unambiguous."""
-    stem = w[: -len(suffix)]
-    if len(stem) < 3 or not stem.isalpha():
-        return w
-    last, prev = stem[-1], stem[-2]
-    if last in _VOWELS:
-        return w  # petrified, proceed
-    if last == prev:  # doubled consonant
-        return stem if last in _KEEP_DOUBLE else stem[:-1]  # falling -> fall, running -> run
-    if len(stem) < 4 or stem.endswith(_E_DROP_ENDINGS):
-        return w
-    if prev not in _VOWELS:
-        return stem  # casting -> cast, attacked -> attack
-    if stem[-3] in _VOWELS:
-        return stem  # healing -> heal, poisoned -> poison
-    return w  # making, hiding: the "e" may have been dropped; keep whole
+_SNOWBALL: list = []  # the PyStemmer stemmer, made on first use (start-up stays light)
 
 
 def stem(w: str) -> str:
-    """Light, conservative stemmer (see module docstring). Tokens with digits are kept."""
+    """Snowball English stem of one normalised word ("regenerates" and "Regeneration" -> "regener");
+    irregular plurals are mapped to their singular first. Tokens with digits are kept."""
     return _STEM_CACHE[w]
 
 
 def _stem(w: str) -> str:
-    if w in _IRREGULAR:
-        r = _IRREGULAR[w]
-    elif not w.isalpha() or len(w) <= 3:
-        r = w
-    else:
-        r = _strip_plural(w)
-        if r in _IRREGULAR:
-            r = _IRREGULAR[r]
-        elif r.endswith("ing"):
-            r = _strip_suffix(r, "ing")
-        elif r.endswith("ed"):
-            r = _strip_suffix(r, "ed")
-    return r
+    if not w.isalpha():
+        return w
+    if not _SNOWBALL:
+        import Stemmer  # PyStemmer: the maintained Snowball English stemmer, in C
+
+        _SNOWBALL.append(Stemmer.Stemmer("english"))
+    return str(_SNOWBALL[0].stemWord(_IRREGULAR.get(w, w)))
 
 
 class _StemCache(dict):
@@ -244,22 +139,25 @@ STOPWORDS = frozenset(
 )
 
 
+def _split(s: str) -> list[str]:
+    """normalize and split on non-alphanumerics (apostrophes are deleted: dragon's -> dragons)."""
+    s = normalize(s)
+    if s.isascii():
+        return s.encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()
+    return _WORD.findall(s.replace("'", ""))
+
+
 def tokenize(s: str) -> list[str]:
     """normalize, split on non-alphanumerics, stem. "Half-Elves' 1st d20" -> half, elf, 1st, d20."""
-    s = normalize(s)
-    # Apostrophes are deleted, not split on: dragon's -> dragons -> dragon; don't -> dont.
-    if s.isascii():
-        words = s.encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()
-    else:
-        words = _WORD.findall(s.replace("'", ""))
-    return list(map(_STEM_CACHE.__getitem__, words))
+    return list(map(_STEM_CACHE.__getitem__, _split(s)))
 
 
 def content_tokens(s: str) -> list[str]:
-    """Query-side tokens: `tokenize` minus STOPWORDS (falls back to all tokens if none left)."""
-    toks = tokenize(s)
-    kept = [t for t in toks if t not in STOPWORDS]
-    return kept or toks
+    """Query-side tokens: `tokenize` minus STOPWORDS (falls back to all tokens if none left).
+    Stop words are dropped before stemming ("does" would stem to "doe")."""
+    words = _split(s)
+    kept = [w for w in words if w not in STOPWORDS] or words
+    return list(map(_STEM_CACHE.__getitem__, kept))
 
 
 # --- slugify ---------------------------------------------------------------------------

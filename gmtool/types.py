@@ -50,6 +50,7 @@ class Entry:
     origin: str = "heading"  # outline | heading | markdown | text
     line: int | None = None  # 1-based source line (Markdown / text)
     fields: dict[str, Any] | None = None  # typed fields parsed from the body (spell level, CR, ...)
+    tags: list[str] | None = None  # a tag line printed after the name ("Horde, Small"), split off the title
 
 
 class TocNode(TypedDict):
@@ -104,6 +105,11 @@ class SourceMeta:
     entry_count: int = 0
     type_counts: dict[str, int] = field(default_factory=dict)
     lines: int | None = None  # Markdown/text: the file's line count, shown instead of pages
+
+    @property
+    def typed_share(self) -> float:
+        """The share of entries that carry a content type: low for a system typing does not read."""
+        return round(sum(self.type_counts.values()) / self.entry_count, 3) if self.entry_count else 0.0
 
 
 @dataclass(slots=True)

@@ -1,6 +1,7 @@
 """Open a book in the user's viewer at a section or a page.
 
-The command comes from $GMTOOL_PDF_VIEWER (a template with {path} and {page}), else the first
+The command comes from $GMTOOL_PDF_VIEWER (a template with {path} and {page}; read once into
+the engine's Settings), else the first
 viewer found on PATH that can jump to a page (zathura, evince, okular), else the desktop's
 generic opener (xdg-open / open), which cannot. Markdown and text files always go to the
 generic opener. Nothing here prints: the CLI decides what to show.
@@ -8,7 +9,6 @@ generic opener. Nothing here prints: the CLI decides what to show.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
@@ -43,26 +43,29 @@ def _fill(template: list[str], path: str, page: int) -> list[str]:
     return [arg.replace("{path}", path).replace("{page}", str(page)) for arg in template]
 
 
-def build_command(path: str, page: int, is_pdf: bool = True) -> tuple[str, list[str], bool]:
+def _user_template(viewer: str) -> list[str]:
+    """The $GMTOOL_PDF_VIEWER template as argv, with {path} appended when it has none."""
+    try:
+        template = shlex.split(viewer)
+    except ValueError as exc:
+        raise UsageError("INVALID_VIEWER", f"cannot parse ${ENV_VIEWER} ({exc}): {viewer}", VIEWER_HINT) from None
+    if not template:
+        raise UsageError("INVALID_VIEWER", f"${ENV_VIEWER} is empty", VIEWER_HINT)
+    if not any("{path}" in a for a in template):
+        template.append("{path}")
+    return template
+
+
+def build_command(path: str, page: int, is_pdf: bool = True, viewer: str = "") -> tuple[str, list[str], bool]:
     """(viewer name, argv, whether the page reaches the viewer) for one file.
 
-    Raises VIEWER_NOT_FOUND when no viewer at all can be found.
+    `viewer` is the user's template (Settings.pdf_viewer; "" for none). Raises VIEWER_NOT_FOUND when
+    no viewer at all can be found.
     """
     if is_pdf:
-        env = os.environ.get(ENV_VIEWER, "").strip()
-        if env:
-            try:
-                template = shlex.split(env)
-            except ValueError as exc:
-                raise UsageError(
-                    "INVALID_VIEWER", f"cannot parse ${ENV_VIEWER} ({exc}): {env}", VIEWER_HINT
-                ) from None
-            if not template:
-                raise UsageError("INVALID_VIEWER", f"${ENV_VIEWER} is empty", VIEWER_HINT)
-            if not any("{path}" in a for a in template):
-                template.append("{path}")
-            page_ok = any("{page}" in a for a in template)
-            return template[0], _fill(template, path, page), page_ok
+        if viewer:
+            template = _user_template(viewer)
+            return template[0], _fill(template, path, page), any("{page}" in a for a in template)
         for name, template in PAGE_VIEWERS:
             if shutil.which(name):
                 return name, _fill(template, path, page), True
@@ -105,7 +108,7 @@ def open_at(
             "INVALID_PAGE", f"{sid} has pages 1–{meta.pages}, not {page}", f"pick a page between 1 and {meta.pages}"
         )
     path = str(_file_path(engine, meta))
-    viewer, argv, page_supported = build_command(path, page, is_pdf=meta.format == "pdf")
+    viewer, argv, page_supported = build_command(path, page, meta.format == "pdf", engine.settings.pdf_viewer)
     if not dry_run:
         try:
             subprocess.Popen(

@@ -35,6 +35,16 @@ def _isolate_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 SESSION_CACHE = Path(os.environ.get("GMTOOL_TEST_CACHE", "/tmp/gmtool-test-cache"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache() -> Iterator[None]:
+    """An Engine reads its settings when it is made, and module-scoped ones are made before the
+    per-test isolation above: they too must never write the real user's cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        if "GMTOOL_CACHE_DIR" not in os.environ:
+            mp.setenv("GMTOOL_CACHE_DIR", str(SESSION_CACHE))
+        yield
+
+
 @pytest.fixture
 def sample_lib(tmp_path: Path) -> Path:
     """A private copy of the bundled sample library (tests may modify it)."""

@@ -298,6 +298,54 @@ def make_image_only_pdf(path) -> Path:
     return _out(pdf, path)
 
 
+def make_entries_pdf(path) -> Path:
+    """Entries that are not headings: run-in spells, a name-first gear table (one name with a
+    soft hyphen), a stat block whose name is followed by its tag line in another font, and a
+    label ("Notes") repeated under every creature."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Spells", 1)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    for name, text in (("Frost Lance", "A spear of ice hits a nearby foe for 1d8 damage."),
+                       ("Quiet Step", "Your steps make no sound for one hour."),
+                       ("Ember Ward", "Fire cannot harm the target until dawn.")):
+        pdf.multi_cell(0, 5, f"{name} : {text}", new_x="LMARGIN", new_y="NEXT")
+    _heading(pdf, "Gear", 1)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    for name, cost in (("ITEM", "COST"), ("Lantern", "10 coins"), ("Iron Pot", "3 coins"),
+                       ("Rope Ladder", "12 coins"), ("1\u00adhand weapon", "5 coins"), ("Chalk", "1 coin")):
+        pdf.cell(50, 7, name)
+        pdf.cell(40, 7, cost, new_x="LMARGIN", new_y="NEXT")
+    _heading(pdf, "Creatures", 1)
+    for name, tags in (("Cave Troll", "Large, Solitary"), ("Marsh Imp", "Tiny, Horde"),
+                       ("Stone Hound", "Medium, Group"), ("Bog Witch", "Medium, Magical"),
+                       ("Ash Wolf", "Medium, Horde")):
+        pdf.set_font("helvetica", "B", 13)
+        pdf.cell(pdf.get_string_width(name + " ") + 1, 7, name + " ")
+        pdf.set_font("helvetica", "BI", 13)
+        pdf.cell(0, 7, tags, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.multi_cell(0, 5, "Claws (d8 damage) 12 HP 1 Armor. It hunts at night.", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", "B", 11)
+        pdf.multi_cell(0, 6, "Notes", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.multi_cell(0, 5, f"The {name.lower()} keeps to its lair by day.", new_x="LMARGIN", new_y="NEXT")
+    # two headings side by side, and a stat line set as large as a heading
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(90, 8, "Supply")
+    pdf.cell(90, 8, "Bolster", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, LOREM_LINE * 3, new_x="LMARGIN", new_y="NEXT")
+    _heading(pdf, "STARTING HIT POINTS - 6", 1)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, LOREM_LINE * 2, new_x="LMARGIN", new_y="NEXT")
+    return _out(pdf, path)
+
+
+LOREM_LINE = "When you spend a day in town you may buy what the market offers at fair prices. "
+
+
 def _out(pdf, path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

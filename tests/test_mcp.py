@@ -1,24 +1,29 @@
-"""`gmtool serve`: driven as a subprocess through a real MCP client over stdio.
+"""`gmtool serve`: the MCP tools and resources.
 
-One server process per library (module-scoped); a background event loop lets plain sync tests
-share it. The raw-pipe test checks that nothing but JSON-RPC ever reaches stdout.
+Most tests drive the server in-process through fastmcp's in-memory client (the same server object,
+protocol and schema checks as over stdio, without a subprocess per library). A real stdio run checks
+what only a process shows: stdout carries nothing but JSON-RPC, even while scan_library runs and
+code prints, and an expected error is one line on stderr, not a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
-import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from conftest import REPO, SAMPLE, SESSION_CACHE, SHARED
+from conftest import REPO, SAMPLE, SESSION_CACHE, SHARED, scan_isolated
+from typer.testing import CliRunner
 
 DEV_ASK = SHARED / "eval" / "dev_ask.jsonl"
 TOOLS = {"scan_library", "list_library", "get_library_toc", "search_library", "ask_books", "read_section",
@@ -27,87 +32,13 @@ READ_ONLY = {"list_library", "get_library_toc", "search_library", "ask_books", "
 LIMIT = 20_000
 
 
-def _env(config: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_LIBRARY", "GMTOOL_INDEX_DIR", "GMTOOL_DEBUG")}
-    env.update(GMTOOL_CONFIG_DIR=str(config), GMTOOL_CACHE_DIR=os.environ.get("GMTOOL_CACHE_DIR", str(SESSION_CACHE)),
-               PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
-    return env
-
-
-class Server:
-    """`python -m gmtool serve --library LIB` behind a fastmcp Client, callable from sync code."""
-
-    def __init__(self, lib: Path, config: Path) -> None:
-        from fastmcp import Client
-        from fastmcp.client.transports import StdioTransport
-
-        self.lib = lib
-        self.env = _env(config)
-        self.stderr = config.parent / f"serve-{lib.name}.stderr"
-        transport = StdioTransport(sys.executable, ["-m", "gmtool", "serve", "--library", str(lib)], env=self.env,
-                                   cwd=str(REPO), keep_alive=False, log_file=self.stderr)
-        self.client = Client(transport, timeout=120)
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self._main(),), daemon=True)
-        self.thread.start()
-        if not self.ready.wait(60) or self.error:
-            raise RuntimeError(f"server did not start: {self.error}\n{self.stderr_text()}")
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        try:
-            async with self.client:
-                self.ready.set()
-                await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - surfaced by __init__ / close
-            self.error = exc
-            self.ready.set()
-
-    def stderr_text(self) -> str:
-        return self.stderr.read_text(errors="replace") if self.stderr.exists() else ""
-
-    def run(self, coro: Any, timeout: float = 180) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
-    def call(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
-        return self.run(self.client.call_tool(name, args or {}, raise_on_error=False, **kw))
-
-    def ok(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
-        res = self.call(name, args, **kw)
-        assert not res.is_error, res.content[0].text
-        data = res.structured_content
-        assert isinstance(data, dict)
-        jsonschema.validate(data, self.schemas()[name])
-        assert len(json.dumps(data)) < LIMIT
-        assert res.content and res.content[0].text
-        return data
-
-    def error_text(self, name: str, args: dict[str, Any]) -> str:
-        res = self.call(name, args)
-        assert res.is_error
-        assert res.structured_content is None
-        return res.content[0].text
-
-    def schemas(self) -> dict[str, dict[str, Any]]:
-        if not hasattr(self, "_schemas"):
-            self.tools = self.run(self.client.list_tools())
-            self._schemas = {t.name: t.output_schema for t in self.tools}
-        return self._schemas
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self._stop.set)
-        self.thread.join(30)
-
-
-def _scan(lib: Path, config: Path) -> None:
-    from gmtool.engine import Engine
-
+@contextmanager
+def _config(config: Path) -> Iterator[None]:
+    """Module-scoped servers are built before the per-test isolation: point the user config dir away."""
     old = os.environ.get("GMTOOL_CONFIG_DIR")
     os.environ["GMTOOL_CONFIG_DIR"] = str(config)
     try:
-        Engine(lib).scan(embed=False)
+        yield
     finally:
         if old is None:
             os.environ.pop("GMTOOL_CONFIG_DIR", None)
@@ -115,31 +46,92 @@ def _scan(lib: Path, config: Path) -> None:
             os.environ["GMTOOL_CONFIG_DIR"] = old
 
 
+class Server:
+    """gmtool's FastMCP server behind fastmcp's in-memory client, callable from sync tests."""
+
+    def __init__(self, lib: Path, config: Path, debug: bool = False) -> None:
+        from gmtool.mcp import build_server
+
+        self.lib = lib
+        with _config(config):
+            self.server = build_server(lib, debug=debug)
+        self._schemas: dict[str, dict[str, Any]] = {}
+
+    def run(self, fn: Callable[[Any], Awaitable[Any]]) -> Any:
+        from fastmcp import Client
+
+        async def go() -> Any:
+            async with Client(self.server) as client:
+                return await fn(client)
+
+        return asyncio.run(go())
+
+    def call(self, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
+        return self.run(lambda c: c.call_tool(name, args or {}, raise_on_error=False, **kw))
+
+    def ok(self, name: str, args: dict[str, Any] | None = None, *, validate: bool = True, **kw: Any) -> dict[str, Any]:
+        res = self.call(name, args, **kw)
+        assert not res.is_error, res.content[0].text
+        data = res.structured_content
+        assert isinstance(data, dict)
+        if validate:  # against the declared output schema (slow for large results: once per shape is enough)
+            jsonschema.validate(data, self.schemas()[name])
+        assert len(json.dumps(data)) < LIMIT
+        assert res.content and res.content[0].text
+        return data
+
+    def error_text(self, name: str, args: dict[str, Any]) -> str:
+        res = self.call(name, args)
+        assert res.is_error, res.structured_content
+        assert res.structured_content is None
+        text: str = res.content[0].text
+        assert "(hint: " in text, text
+        return text
+
+    def resource(self, uri: str) -> Any:
+        return json.loads(self.run(lambda c: c.read_resource(uri))[0].text)
+
+    def resource_error(self, uri: str) -> str:
+        from mcp.shared.exceptions import MCPError
+
+        with pytest.raises(MCPError) as err:
+            self.resource(uri)
+        return str(err.value)
+
+    def tools(self) -> list[Any]:
+        return list(self.run(lambda c: c.list_tools()))
+
+    def schemas(self) -> dict[str, dict[str, Any]]:
+        if not self._schemas:
+            self._schemas = {t.name: t.output_schema for t in self.tools()}
+        return self._schemas
+
+    def instructions(self) -> str:
+        async def get(c: Any) -> str:
+            return str(c.instructions)
+
+        return str(self.run(get))
+
+
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Server:
     base = tmp_path_factory.mktemp("mcp-sample")
     lib = base / "lib"
     shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
-    _scan(lib, base / "config")
-    srv = Server(lib, base / "config")
-    yield srv
-    srv.close()
+    scan_isolated(lib, base / "config")
+    return Server(lib, base / "config")
 
 
 @pytest.fixture(scope="module")
-def corpus(corpus_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    base = tmp_path_factory.mktemp("mcp-corpus")
-    srv = Server(corpus_lib, base / "config")
-    yield srv
-    srv.close()
+def corpus(corpus_lib: Path, tmp_path_factory: pytest.TempPathFactory) -> Server:
+    return Server(corpus_lib, tmp_path_factory.mktemp("mcp-corpus") / "config")
 
 
-# --- schemas and annotations -----------------------------------------------------------------------------
+# --- schemas, limits and annotations -----------------------------------------------------------------------
 
 
 def test_tools_schemas_and_annotations(sample: Server) -> None:
-    sample.schemas()
-    by_name = {t.name: t for t in sample.tools}
+    by_name = {t.name: t for t in sample.tools()}
     assert set(by_name) == TOOLS
     for name, tool in by_name.items():
         assert tool.output_schema and tool.output_schema["type"] == "object", name
@@ -160,11 +152,7 @@ def test_tools_schemas_and_annotations(sample: Server) -> None:
     from gmtool.present.jsonout import _OPTIONAL_HIT_KEYS
 
     assert set(hit["required"]) | set(_OPTIONAL_HIT_KEYS) == set(hit["properties"])
-    assert "gmtool" in (sample.run(_instructions(sample)) or "")
-
-
-async def _instructions(srv: Server) -> str | None:
-    return srv.client.instructions
+    assert "gmtool" in sample.instructions()
 
 
 def _deref(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -177,11 +165,28 @@ def _deref(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _bounds(prop: dict[str, Any]) -> tuple[Any, Any]:
+    for option in prop.get("anyOf", [prop]):
+        if "minimum" in option or "maximum" in option:
+            return option.get("minimum"), option.get("maximum")
+    return None, None
+
+
+def test_argument_limits_are_in_the_schema(sample: Server) -> None:
+    inputs = {t.name: t.input_schema["properties"] for t in sample.tools()}
+    assert _bounds(inputs["search_library"]["limit"]) == (1, 50)
+    assert _bounds(inputs["ask_books"]["limit"]) == (1, 50)
+    assert _bounds(inputs["ask_books"]["min_score"]) == (0, 1)
+    assert _bounds(inputs["read_section"]["page"]) == (1, None)
+    assert _bounds(inputs["read_section"]["max_chars"]) == (0, 18_000)
+    assert _bounds(inputs["get_library_toc"]["depth"]) == (1, None)
+
+
 # --- every tool on the sample library ------------------------------------------------------------------------
 
 
 def test_instructions_describe_the_library(sample: Server) -> None:
-    text = sample.run(_instructions(sample))
+    text = sample.instructions()
     assert "3 books" in text and "Embeddings: no" in text
     assert "spell" in text
 
@@ -199,14 +204,27 @@ def test_list_library(sample: Server) -> None:
     assert {s["source_id"]: s for s in data["sources"]} == cli
     text = sample.call("list_library", {"format": "text"}).content[0].text
     assert "lantern-coast" in text and not text.lstrip().startswith("{")
+    assert sample.resource("gmtool://sources") == data
 
 
-def test_search_matches_cli_json(sample: Server) -> None:
+def _cli_json(*args: str) -> Any:
+    from gmtool.cli import app
+
+    out = CliRunner().invoke(app, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def test_search_ask_and_toc_match_cli_json(sample: Server) -> None:
     data = sample.ok("search_library", {"query": "fog veil", "limit": 5})
     assert data["results"][0]["title"] == "Fog Veil"
-    out = subprocess.run([sys.executable, "-m", "gmtool", "search", "fog", "veil", "-n", "5", "--json",
-                          "-L", str(sample.lib)], capture_output=True, text=True, env=sample.env, cwd=REPO, check=True)
-    assert json.loads(out.stdout) == data
+    assert _cli_json("search", "fog", "veil", "-n", "5", "-L", str(sample.lib)) == data
+    asked = sample.ok("ask_books", {"query": "hide in fog", "limit": 3, "content_types": ["spell"]})
+    assert _cli_json("ask", "hide in fog", "-n", "3", "--type", "spell", "-L", str(sample.lib)) == asked
+    # one TOC shape: `toc --json` and the toc resource are the same tree
+    tree = sample.resource("gmtool://source/grimoire/toc")
+    assert tree["source_id"] == "grimoire" and tree["entries"][0]["children"]
+    assert _cli_json("toc", "grimoire", "-L", str(sample.lib)) == tree
 
 
 def test_search_filters(sample: Server) -> None:
@@ -218,8 +236,8 @@ def test_search_filters(sample: Server) -> None:
     assert {h["source_id"] for h in only["results"]} == {"grimoire"}
     unknown = sample.ok("search_library", {"query": "lantern", "documents": ["nope"]})
     assert unknown["results"] == [] and any("grimoire" in w for w in unknown["warnings"])
-    assert "INVALID_TYPE" in sample.error_text("search_library", {"query": "x", "content_types": ["dragonz"]})
-    assert "INVALID_TYPE" in sample.error_text("ask_books", {"query": "x", "content_types": ["dragonz"]})
+    assert sample.error_text("search_library", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
+    assert sample.error_text("ask_books", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
 
 
 def test_ask_books(sample: Server) -> None:
@@ -241,8 +259,38 @@ def test_toc_and_read(sample: Server) -> None:
     assert sec["previous_title"] and sec["next_title"]
     page = sample.ok("read_section", {"source_id": "grimoire", "page": sec["page"]})
     assert "Fog Veil" in page["text"]
+    assert sample.resource(f"gmtool://source/grimoire/page/{sec['page']}") == page
     short = sample.ok("read_section", {"source_id": "grimoire", "title": "Fog Veil", "max_chars": 20})
-    assert short["truncated"]
+    assert short["truncated"] and len(short["text"]) <= 22
+
+
+@pytest.fixture(scope="module")
+def repeats(tmp_path_factory: pytest.TempPathFactory) -> Server:
+    """A generated book that repeats a section title in three chapters, on pages 1, 2 and 3."""
+    from pdfgen import make_outline_pdf
+
+    base = tmp_path_factory.mktemp("mcp-repeats")
+    lib = base / "lib"
+    lib.mkdir()
+    sections = []
+    for n, place in enumerate(["Harbor", "Marsh", "Tower"], 1):
+        sections += [(f"Chapter {n}: The {place}", 0, [f"The party reaches the {place.lower()}."]),
+                     ("Random Encounters", 1, [f"Roll a d6 for the {place.lower()}: {n} smugglers appear."])]
+    make_outline_pdf(lib / "travels.pdf", sections, title="Travels")
+    scan_isolated(lib, base / "config")
+    return Server(lib, base / "config")
+
+
+def test_read_section_with_title_and_page_reads_that_page(repeats: Server) -> None:
+    by_page = {p: repeats.ok("read_section", {"source_id": "travels", "title": "Random Encounters", "page": p})
+               for p in (1, 2, 3)}
+    assert {p: d["page"] for p, d in by_page.items()} == {1: 1, 2: 2, 3: 3}
+    assert [("smugglers" in d["text"], d["text"].count(f"{p} smugglers")) for p, d in by_page.items()] == \
+        [(True, 1)] * 3
+    text = repeats.error_text("read_section", {"source_id": "travels", "title": "Chapter 1: The Harbor", "page": 3})
+    assert text.startswith("SECTION_NOT_ON_PAGE") and "page 1" in text
+    assert repeats.error_text("read_section", {"source_id": "travels", "title": "Random Encounters", "page": 9}
+                              ).startswith("INVALID_PAGE")
 
 
 def test_index_library_verify_and_targeted(sample: Server) -> None:
@@ -252,79 +300,112 @@ def test_index_library_verify_and_targeted(sample: Server) -> None:
     assert r["action"] == "index" and r["report"]["indexed"] == 1 and r["report"]["failed"] == []
 
 
-def test_errors(sample: Server) -> None:
+# --- errors: a stable code, isError and a hint for every bad input -----------------------------------------
+
+
+def test_engine_errors_carry_mcp_hints(sample: Server) -> None:
     text = sample.error_text("read_section", {"source_id": "nope", "title": "x"})
-    assert text.startswith("SOURCE_NOT_FOUND") and "hint" in text and "grimoire" in text
-    assert "SOURCE_NOT_FOUND" in sample.error_text("get_library_toc", {"source_id": "nope"})
+    assert text.startswith("SOURCE_NOT_FOUND") and "list_library" in text and "gmtool" not in text
+    assert sample.error_text("get_library_toc", {"source_id": "nope"}).startswith("SOURCE_NOT_FOUND")
     assert sample.error_text("search_library", {"query": "   "}).startswith("INVALID_QUERY")
     assert sample.error_text("ask_books", {"query": ""}).startswith("INVALID_QUERY")
-    assert "INVALID_QUERY" in sample.error_text("read_section", {"source_id": "grimoire"})
-    assert "INVALID_PAGE" in sample.error_text("read_section", {"source_id": "grimoire", "page": 999})
-    assert "INVALID_CURSOR" in sample.error_text("get_library_toc", {"source_id": "grimoire", "cursor": "zz"})
-    sample.error_text("search_library", {"query": "x", "limit": "many"})  # schema validation, not a crash
-    assert sample.ok("list_library")["sources"]  # still alive
+    assert sample.error_text("read_section", {"source_id": "grimoire"}).startswith("INVALID_QUERY")
+    assert "search_library" in sample.error_text("read_section", {"source_id": "grimoire", "title": "zzqx"})
+    assert sample.error_text("read_section", {"source_id": "grimoire", "page": 999}).startswith("INVALID_PAGE")
+    assert sample.error_text("get_library_toc", {"source_id": "grimoire", "cursor": "zz"}).startswith("INVALID_CURSOR")
+    assert sample.ok("list_library")["sources"]  # still serving
+
+
+@pytest.mark.parametrize(("tool", "args", "code"), [
+    ("search_library", {"query": "x", "limit": "many"}, "INVALID_ARGUMENT"),
+    ("search_library", {"query": "x", "limit": 0}, "INVALID_ARGUMENT"),
+    ("search_library", {"query": "x", "limit": 51}, "INVALID_ARGUMENT"),
+    ("search_library", {"query": "x", "bogus": 1}, "INVALID_ARGUMENT"),
+    ("search_library", {}, "INVALID_ARGUMENT"),
+    ("ask_books", {"query": "x", "min_score": 2}, "INVALID_ARGUMENT"),
+    ("ask_books", {"query": "x", "min_score": -0.5}, "INVALID_ARGUMENT"),
+    ("read_section", {"source_id": "grimoire", "page": 0}, "INVALID_PAGE"),
+    ("read_section", {"source_id": "grimoire", "page": "abc"}, "INVALID_PAGE"),
+    ("read_section", {"source_id": "grimoire", "max_chars": 50_000}, "INVALID_ARGUMENT"),
+    ("read_section", {"source_id": "grimoire", "title": "  "}, "INVALID_ARGUMENT"),
+    ("get_library_toc", {"source_id": "grimoire", "depth": -1}, "INVALID_ARGUMENT"),
+])
+def test_malformed_arguments_get_a_code(sample: Server, tool: str, args: dict[str, Any], code: str) -> None:
+    text = sample.error_text(tool, args)
+    assert text.startswith(f"{code}: "), text
+    assert "\n" not in text
 
 
 def test_resources(sample: Server) -> None:
-    from mcp.shared.exceptions import MCPError
-
-    data = json.loads(sample.run(sample.client.read_resource("gmtool://sources"))[0].text)
-    assert len(data["sources"]) == 3
-    toc = json.loads(sample.run(sample.client.read_resource("gmtool://source/grimoire/toc"))[0].text)
-    assert toc["source_id"] == "grimoire" and toc["entries"][0]["children"]
-    page = json.loads(sample.run(sample.client.read_resource("gmtool://source/grimoire/page/1"))[0].text)
+    assert len(sample.resource("gmtool://sources")["sources"]) == 3
+    page = sample.resource("gmtool://source/grimoire/page/1")
     assert page["page"] == 1 and page["text"]
-    templates = {t.uri_template for t in sample.run(sample.client.list_resource_templates())}
+    templates = {t.uri_template for t in sample.run(lambda c: c.list_resource_templates())}
     assert templates == {"gmtool://source/{source_id}/toc", "gmtool://source/{source_id}/page/{n}"}
-    for uri in ("gmtool://nothing", "gmtool://source/nope/toc"):
-        with pytest.raises(MCPError):
-            sample.run(sample.client.read_resource(uri))
+    assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/abc")
+    assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/0")
+    assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/-3")
+    assert "SOURCE_NOT_FOUND" in sample.resource_error("gmtool://source/nope/toc")
+    assert "not found" in sample.resource_error("gmtool://nothing")
 
 
-# --- empty library, scan_library with progress, a scan from another process ---------------------------------
+def test_expected_errors_log_one_line_and_debug_adds_the_traceback(
+        sample: Server, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="gmtool.mcp")
+    sample.error_text("read_section", {"source_id": "grimoire", "page": 999})
+    sample.error_text("search_library", {"query": "x", "limit": 0})
+    lines = [r for r in caplog.records if r.name == "gmtool.mcp"]
+    assert [r.getMessage().split(": ")[:2] for r in lines] == [["read_section", "INVALID_PAGE"],
+                                                              ["search_library", "INVALID_ARGUMENT"]]
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in lines)
+    caplog.clear()
+    debug = Server(sample.lib, tmp_path / "config", debug=True)
+    debug.error_text("read_section", {"source_id": "grimoire", "page": 999})
+    assert [r.exc_info is not None for r in caplog.records if r.name == "gmtool.mcp"] == [True]
+
+
+# --- empty library, scan_library with progress, a scan from elsewhere ---------------------------------------
 
 
 def test_empty_then_scan_then_external_scan(tmp_path: Path) -> None:
     lib = tmp_path / "lib"
     lib.mkdir()
     srv = Server(lib, tmp_path / "config")
-    try:
-        assert "scan_library" in srv.run(_instructions(srv))
-        empty = srv.ok("list_library", {"format": "text"})
-        assert empty["sources"] == [] and empty["message"] == "No sources indexed yet; run scan_library"
-        assert srv.call("list_library", {"format": "text"}).content[0].text == empty["message"]
-        err = srv.error_text("search_library", {"query": "fog"})
-        assert err.startswith("INDEX_NOT_FOUND") and "scan_library" in err
+    assert "scan_library" in srv.instructions()
+    empty = srv.ok("list_library", {"format": "text"})
+    assert empty["sources"] == [] and empty["message"] == "No sources indexed yet; run scan_library"
+    assert srv.call("list_library", {"format": "text"}).content[0].text == empty["message"]
+    err = srv.error_text("search_library", {"query": "fog"})
+    assert err.startswith("INDEX_NOT_FOUND") and "scan_library" in err
 
-        for f in SAMPLE.iterdir():
-            if f.is_file():
-                shutil.copy2(f, lib / f.name)
-        seen: list[tuple[float, float | None, str | None]] = []
+    for f in SAMPLE.iterdir():
+        if f.is_file():
+            shutil.copy2(f, lib / f.name)
+    seen: list[tuple[float, float | None, str | None]] = []
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            seen.append((done, total, message))
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
 
-        rep = srv.ok("scan_library", {"embed": False}, progress_handler=on_progress)
-        assert rep["files_indexed"] == 3 and rep["failed"] == []
-        assert seen and seen[-1][0] == seen[-1][1]
-        assert len(srv.ok("list_library")["sources"]) == 3
+    rep = srv.ok("scan_library", {"embed": False}, progress_handler=on_progress)
+    assert rep["files_indexed"] == 3 and rep["failed"] == []
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert len(srv.ok("list_library")["sources"]) == 3
 
-        (lib / "extra.md").write_text("# Extra Rules\n\n## Moonfire Lance\n\nA spear of silver light.\n")
-        subprocess.run([sys.executable, "-m", "gmtool", "scan", str(lib), "--no-embed", "--json"], env=srv.env,
-                       cwd=REPO, capture_output=True, check=True)
-        ids = [s["source_id"] for s in srv.ok("list_library")["sources"]]
-        assert "extra" in ids
-        hit = srv.ok("search_library", {"query": "moonfire lance"})["results"][0]
-        assert hit["title"] == "Moonfire Lance" and hit["source_id"] == "extra"
-    finally:
-        srv.close()
+    # another writer (the CLI, another Engine) adds a book: the running server sees it
+    from gmtool.engine import Engine
+
+    (lib / "extra.md").write_text("# Extra Rules\n\n## Moonfire Lance\n\nA spear of silver light.\n")
+    Engine(lib).scan(embed=False)
+    ids = [s["source_id"] for s in srv.ok("list_library")["sources"]]
+    assert "extra" in ids
+    hit = srv.ok("search_library", {"query": "moonfire lance"})["results"][0]
+    assert hit["title"] == "Moonfire Lance" and hit["source_id"] == "extra"
 
 
-# --- stdout carries only JSON-RPC ---------------------------------------------------------------------------
+# --- a real stdio server: stdout carries only JSON-RPC; errors are one stderr line ----------------------------
 
 NOISY = """
 import os, sys
-from pathlib import Path
 import gmtool.engine as engine
 real = engine.Engine.scan
 def noisy(self, *a, **kw):
@@ -337,52 +418,66 @@ def noisy_init(self, *a, **kw):
     print("stray print while the server starts")
     real_init(self, *a, **kw)
 engine.Engine.__init__ = noisy_init
-from gmtool.mcp import run_server
-run_server(Path(sys.argv[1]))
+from gmtool.cli import main
+sys.argv = ["gmtool", "serve", "--library", sys.argv[1]]
+main()
 """
 
 
-def test_stdout_is_only_jsonrpc(tmp_path: Path) -> None:
+def _rpc(i: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+
+
+def test_stdio_stdout_is_only_jsonrpc_and_errors_are_one_stderr_line(tmp_path: Path) -> None:
     lib = tmp_path / "lib"
     shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
     msgs = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        _rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                               "clientInfo": {"name": "t", "version": "0"}}),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "scan_library", "arguments": {"embed": False}, "_meta": {"progressToken": "p"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "search_library", "arguments": {"query": ""}}},
+        _rpc(2, "tools/call", {"name": "scan_library", "arguments": {"embed": False}, "_meta": {"progressToken": "p"}}),
+        _rpc(3, "tools/call", {"name": "search_library", "arguments": {"query": ""}}),
+        _rpc(4, "tools/call", {"name": "read_section", "arguments": {"source_id": "grimoire", "page": "abc"}}),
+        _rpc(5, "resources/read", {"uri": "gmtool://source/grimoire/page/abc"}),
+        _rpc(6, "resources/read", {"uri": "gmtool://source/grimoire/page/0"}),
     ]
-    for script in (None, NOISY):
-        cmd = [sys.executable, "-m", "gmtool", "serve", "--library", str(lib)] if script is None else \
-            [sys.executable, "-c", script, str(lib)]
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=_env(tmp_path / "config"), cwd=REPO, text=True)
-        assert proc.stdin and proc.stdout
-        replies: list[dict[str, Any]] = []
-        for m in msgs:
-            proc.stdin.write(json.dumps(m) + "\n")
-            proc.stdin.flush()
-            while "id" in m:  # read up to this request's reply
-                line = proc.stdout.readline()
-                assert line, proc.stderr.read() if proc.stderr else ""
-                msg = json.loads(line)  # every stdout line is one JSON-RPC message
-                assert msg["jsonrpc"] == "2.0"
-                replies.append(msg)
-                if msg.get("id") == m["id"]:
-                    break
-        proc.stdin.close()  # the server exits cleanly when stdin closes
-        assert proc.wait(30) == 0
-        rest = proc.stdout.read()
-        assert all(json.loads(x)["jsonrpc"] == "2.0" for x in rest.splitlines() if x.strip())
-        by_id = {r["id"]: r for r in replies if "id" in r}
-        assert by_id[1]["result"]["serverInfo"]["name"] == "gmtool"
-        assert by_id[2]["result"]["structuredContent"]["failed"] == []
-        assert by_id[3]["result"]["isError"] is True
-        assert any(r.get("method") == "notifications/progress" for r in replies)
-        if script:
-            assert "stray print" in (proc.stderr.read() if proc.stderr else "")
+    env = {k: v for k, v in os.environ.items() if k not in ("GMTOOL_LIBRARY", "GMTOOL_INDEX_DIR", "GMTOOL_DEBUG")}
+    env.update(GMTOOL_CONFIG_DIR=str(tmp_path / "config"), PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1",
+               GMTOOL_CACHE_DIR=os.environ.get("GMTOOL_CACHE_DIR", str(SESSION_CACHE)))
+    proc = subprocess.Popen([sys.executable, "-c", NOISY, str(lib)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=REPO, text=True)
+    assert proc.stdin and proc.stdout and proc.stderr
+    replies: list[dict[str, Any]] = []
+    for m in msgs:
+        proc.stdin.write(json.dumps(m) + "\n")
+        proc.stdin.flush()
+        while "id" in m:  # read up to this request's reply
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            msg = json.loads(line)  # every stdout line is one JSON-RPC message
+            assert msg["jsonrpc"] == "2.0"
+            replies.append(msg)
+            if msg.get("id") == m["id"]:
+                break
+    proc.stdin.close()  # the server exits cleanly when stdin closes
+    assert proc.wait(30) == 0
+    assert all(json.loads(x)["jsonrpc"] == "2.0" for x in proc.stdout.read().splitlines() if x.strip())
+    by_id = {r["id"]: r for r in replies if "id" in r}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "gmtool"
+    assert by_id[2]["result"]["structuredContent"]["failed"] == []
+    assert any(r.get("method") == "notifications/progress" for r in replies)
+    for i, code in ((3, "INVALID_QUERY"), (4, "INVALID_PAGE")):
+        assert by_id[i]["result"]["isError"] is True
+        assert by_id[i]["result"]["content"][0]["text"].startswith(f"{code}: ")
+    for i in (5, 6):
+        assert by_id[i]["error"]["message"].startswith("INVALID_PAGE: ")
+    stderr = proc.stderr.read()
+    assert "stray print" in stderr and "Traceback" not in stderr
+    logged = [x for x in stderr.splitlines() if x.startswith("gmtool serve: WARNING: ")]
+    codes = [x.split(": ")[3] for x in logged]
+    assert codes == ["INVALID_QUERY", "INVALID_PAGE", "INVALID_PAGE", "INVALID_PAGE"], stderr
+    others = [x for x in stderr.splitlines() if x.strip() and x not in logged and "stray" not in x]
+    assert not others, others  # nothing else: no traceback, no second line per error
 
 
 # --- the corpus ---------------------------------------------------------------------------------------------
@@ -391,7 +486,7 @@ def test_stdout_is_only_jsonrpc(tmp_path: Path) -> None:
 def _source_for(srv: Server, filename: str) -> str:
     for s in srv.ok("list_library", {"format": "json"})["sources"]:
         if s["file"] == filename:
-            return s["source_id"]
+            return str(s["source_id"])
     raise AssertionError(f"{filename} not indexed")
 
 
@@ -409,38 +504,42 @@ def test_read_fireball_from_srd_pdfs(corpus: Server, pdf: str) -> None:
              for n in range(sec["page"], sec["end_page"] + 1)]
     assert "Fireball" in pages[0]
     assert "bright streak" in " ".join(" ".join(pages).split())
+    same = corpus.ok("read_section", {"source_id": sid, "title": "Fireball", "page": sec["page"]})
+    assert (same["page"], same["text"]) == (sec["page"], sec["text"])
 
 
 @pytest.mark.corpus
 def test_toc_pages_under_limit(corpus: Server) -> None:
+    from gmtool.engine import Engine
+    from gmtool.present.mcpout import toc_page
+
     sid = _source_for(corpus, "SRD5.1-CCBY4.0_License_live_links.pdf")
     first = corpus.ok("get_library_toc", {"source_id": sid})
-    assert first["next_cursor"] is not None
-    seen = list(first["entries"])
-    cursor = first["next_cursor"]
-    while cursor:
-        page = corpus.ok("get_library_toc", {"source_id": sid, "cursor": cursor})
-        seen += page["entries"]
-        cursor = page["next_cursor"]
+    second = corpus.ok("get_library_toc", {"source_id": sid, "cursor": first["next_cursor"]})
+    assert second["entries"][0]["index"] > first["entries"][-1]["index"]
+    # every page, as the tool cuts them (the client's schema check of 30 pages would take seconds)
+    toc = Engine(corpus.lib).toc(sid)
+    pages = [toc_page(toc, None)]
+    while pages[-1]["next_cursor"]:
+        pages.append(toc_page(toc, pages[-1]["next_cursor"]))
+    assert pages[:2] == [first, second] and len(pages) > 5
+    assert all(len(json.dumps(p)) < LIMIT for p in pages)
+    seen = [n for p in pages for n in p["entries"]]
     assert len(seen) == first["total"]
     idx = [n["index"] for n in seen]
     assert idx == sorted(idx) and len(set(idx)) == len(idx)
-    big = corpus.ok("search_library", {"query": "spell damage", "limit": 500})
+    big = corpus.ok("search_library", {"query": "spell damage", "limit": 50})
     assert 0 < len(big["results"]) <= 50
 
 
 @pytest.mark.corpus
-def test_ask_books_matches_cli(corpus: Server) -> None:
+def test_ask_books_matches_the_engine_and_cli(corpus: Server) -> None:
+    from gmtool.engine import Engine
+    from gmtool.present.jsonout import search_dict
+
+    engine = Engine(corpus.lib)  # one other engine for all queries: the first ask on a library costs seconds
     queries = [json.loads(x) for x in DEV_ASK.read_text().splitlines() if x.strip()][:4]
     for q in queries:
-        args: dict[str, Any] = {"query": q["query"], "limit": 10}
-        cli = [sys.executable, "-m", "gmtool", "ask", q["query"], "--json", "-n", "10", "-L", str(corpus.lib)]
-        if q.get("type"):
-            args["content_types"] = [q["type"]]
-            cli += ["--type", q["type"]]
-        got = corpus.ok("ask_books", args)
-        want = json.loads(subprocess.run(cli, capture_output=True, text=True, env=corpus.env, cwd=REPO,
-                                         check=True).stdout)
-        assert [(h["title"], h["source_id"]) for h in got["results"]] == \
-            [(h["title"], h["source_id"]) for h in want["results"]], q["query"]
-        assert got["mode"] == want["mode"]
+        types = [q["type"]] if q.get("type") else None
+        got = corpus.ok("ask_books", {"query": q["query"], "limit": 10, "content_types": types}, validate=False)
+        assert got == search_dict(engine.ask(q["query"], types=types, limit=10)), q["query"]

@@ -214,3 +214,54 @@ def test_index_dir_env_override(small_lib: Path, tmp_path: Path, monkeypatch: py
     Engine(small_lib).scan(embed=False)
     assert (tmp_path / "elsewhere" / "manifest.json").exists()
     assert not (small_lib / ".gmtool").exists()
+
+
+@pytest.mark.parametrize("how", ["in_place", "renamed_over"])
+def test_replaced_file_with_same_size_and_mtime_is_noticed(small_lib: Path, how: str) -> None:
+    """Issue 14 G: size and mtime alone miss it; the inode or ctime does not."""
+    Engine(small_lib).scan(embed=False, workers=1)
+    gear = small_lib / "gear.md"
+    st = gear.stat()
+    new = BOOK.replace("hempen rope", "silken cord")
+    assert len(new.encode()) == st.st_size
+    if how == "in_place":
+        gear.write_text(new, encoding="utf-8")
+    else:
+        tmp = small_lib / "gear.md.new"
+        tmp.write_text(new, encoding="utf-8")
+        os.replace(tmp, gear)
+    os.utime(gear, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (gear.stat().st_size, gear.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    problems = Engine(small_lib).verify().problems
+    assert [(p.code, p.file) for p in problems] == [("STALE", "gear.md")]
+    rep = Engine(small_lib).scan(embed=False, workers=1)
+    assert rep.indexed_files == ["gear.md"] and rep.unchanged == 3
+    assert Engine(small_lib).search("silken cord").results[0].source_id == "gear"
+    assert Engine(small_lib).verify().healthy
+
+
+def test_books_with_no_entries_are_counted_and_named(small_lib: Path) -> None:
+    _md(small_lib / "blank.md", "\n\n   \n")
+    rep = Engine(small_lib).scan(embed=False, workers=1)
+    empty = sorted(m.file for m in Engine(small_lib).sources() if m.entry_count == 0)
+    named = [w for w in rep.warnings if w.startswith("NO_ENTRIES")]
+    if not empty:
+        assert named == []
+        pytest.skip("every book here gives entries (nothing to name)")
+    assert len(named) == 1 and f"NO_ENTRIES: {len(empty)} book(s)" in named[0]
+    assert all(f in named[0] for f in empty)
+
+
+def test_no_entries_warning_counts_and_names_every_empty_book(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from gmtool.index.indexer import Indexer, IndexOptions
+    from gmtool.settings import Settings, resolve
+    from gmtool.types import SourceMeta
+
+    base = SourceMeta("a", "A", "a.md", "/a.md", "markdown", 1, 1.0, "x", 1, False, [], "", "0", 1, entry_count=3)
+    ix = Indexer(resolve(tmp_path, Settings.from_env()), IndexOptions())
+    ix.manifest.sources = {"a": base, "b": replace(base, source_id="b", file="sub/b.txt", entry_count=0),
+                           "c": replace(base, source_id="c", file="c.pdf", entry_count=0)}
+    ix._warn_empty()
+    assert ix.report.warnings == ["NO_ENTRIES: 2 book(s) gave no entries, so nothing in them can be found: c.pdf, sub/b.txt"]

@@ -102,30 +102,34 @@ def test_plurals_stem_like_their_singular(plural, singular):
     assert tokenize(plural) == tokenize(singular)
 
 
-@pytest.mark.parametrize("word", ["bonus", "status", "radius", "class", "this", "its", "gas", "axis"])
+@pytest.mark.parametrize("word", ["bonus", "status", "radius", "class", "this", "gas"])
 def test_words_that_end_in_s_but_are_not_plurals(word):
     assert stem(word) == word
 
 
-def test_ing_and_ed_are_stripped_conservatively():
-    assert stem("casting") == stem("cast") == "cast"
-    assert stem("attacked") == stem("attack") == "attack"
-    assert stem("running") == "run"
-    assert stem("falling") == "fall"
-    assert stem("healing") == "heal"
-    # ambiguous "e"-dropping stems are kept whole rather than mangled
-    assert stem("making") == "making"
-    assert stem("charging") == "charging"
-    assert stem("grappled") == "grappled"
-    # look like inflections, are not
-    for w in ("lightning", "string", "ring", "thing", "sling", "red", "bleed"):
-        assert stem(w) == w
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("regenerates", "Regeneration"),
+        ("drains", "Drain"),
+        ("casting", "cast"),
+        ("attacked", "attack"),
+        ("running", "run"),
+        ("falling", "fall"),
+        ("healing", "heal"),
+        ("grappled", "grappling"),
+        ("charging", "charge"),
+        ("poisoned", "poison"),
+    ],
+)
+def test_inflections_meet_on_both_sides(a, b):
+    """Snowball stems a document word and a query word alike, whatever their inflection."""
+    assert tokenize(a) == tokenize(b)
 
 
-def test_stem_is_idempotent_on_tokens():
-    text = "The wolves' abilities: casting spells, attacked heroes, grappling boxes."
-    toks = tokenize(text)
-    assert [stem(t) for t in toks] == toks
+def test_unrelated_words_stay_apart():
+    for a, b in (("lightning", "light"), ("ring", "rang"), ("red", "read"), ("bleed", "blood")):
+        assert tokenize(a) != tokenize(b)
 
 
 def test_content_tokens_drop_stopwords_on_the_query_side():

@@ -6,7 +6,6 @@ Viewers are detected on PATH, so each test points PATH at a folder of fake execu
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -96,11 +95,7 @@ def test_env_template_wins_and_is_quoted(lib: Path, bindir: Path, monkeypatch: p
 
 
 def test_env_template_without_path_gets_it_appended() -> None:
-    os.environ["GMTOOL_PDF_VIEWER"] = "viewer --page {page}"
-    try:
-        name, argv, page_ok = build_command("/x/a b.pdf", 7)
-    finally:
-        del os.environ["GMTOOL_PDF_VIEWER"]
+    name, argv, page_ok = build_command("/x/a b.pdf", 7, viewer="viewer --page {page}")
     assert (name, argv, page_ok) == ("viewer", ["viewer", "--page", "7", "/x/a b.pdf"], True)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +9,7 @@ from gmtool import settings as config
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.query.library import Library
 from gmtool.query.search import Filters, check_types, suggest_ids
+from gmtool.settings import Settings
 from gmtool.storage import store
 from gmtool.types import (
     Entry,
@@ -40,8 +40,9 @@ def _parse_where(where: WhereArg) -> list[Condition]:
 
 
 class Engine:
-    def __init__(self, library: str | Path | None = None) -> None:
-        self.paths = config.resolve(library)
+    def __init__(self, library: str | Path | None = None, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.paths = config.resolve(library, self.settings)
         self._lib: Library | None = None
         self._embedders: dict[str, Embedder] = {}
 
@@ -175,7 +176,7 @@ class Engine:
         if device not in self._embedders:
             from gmtool.rank.embed import load_embedder
 
-            self._embedders[device] = load_embedder(device=device)
+            self._embedders[device] = load_embedder(device=device, settings=self.settings)
         return self._embedders[device]
 
     def read(
@@ -188,7 +189,7 @@ class Engine:
         if title is None and page is None:
             raise UsageError("INVALID_QUERY", "give a section title or --page N", 'e.g. gmtool show SOURCE "Fireball"')
         if title is not None:
-            return read_section(lib, sid, title, max_chars)
+            return read_section(lib, sid, title, max_chars, page=page)
         assert page is not None
         return read_page(lib, sid, page, max_chars)
 
@@ -208,7 +209,8 @@ class Engine:
         from gmtool.index.indexer import run_index
 
         report = run_index(
-            self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress
+            self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress,
+            settings=self.settings,
         )
         self._lib = None
         return report
@@ -236,25 +238,18 @@ class Engine:
         report = run_index(
             self.paths, files=files, include=include, exclude=exclude, types=types, force=force,
             max_files=max_files, workers=workers, embed=embed, wait=wait, device=device, progress=progress,
+            settings=self.settings,
         )
         self._lib = None
         return report
 
     def clean(self, wait: bool = True) -> None:
-        """Wipe the index directory (corruption recovery), keeping the lock file's directory."""
-        import shutil
-
+        """Wipe the index (corruption recovery): only the files gmtool wrote; INDEX_DIR_NOT_OURS
+        for a folder that is not a gmtool index."""
         d = self.paths.index_dir
         if d.exists():
             with store.writer_lock(d, wait=wait):
-                for child in d.iterdir():
-                    if child.name == store.LOCKFILE:
-                        continue
-                    if child.is_dir():
-                        shutil.rmtree(child, ignore_errors=True)
-                    else:
-                        with contextlib.suppress(OSError):
-                            child.unlink()
+                store.clean(d)
         self._lib = None
 
     def verify(self) -> VerifyReport:

@@ -15,7 +15,7 @@ from gmtool.types import JSONValue
 
 if TYPE_CHECKING:
     from gmtool.query.library import Library
-    from gmtool.settings import Paths
+    from gmtool.settings import Paths, Settings
     from gmtool.types import Embedder, VerifyReport
 
 
@@ -23,6 +23,7 @@ class Engine(Protocol):
     """The engine as the doctor sees it (a protocol, so the engine can import the doctor)."""
 
     paths: Paths
+    settings: Settings
 
     def embedder(self, device: str = ...) -> Embedder: ...
 
@@ -34,19 +35,20 @@ class Engine(Protocol):
 
 
 def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValue]]:
-    from gmtool.rank.embed import model_status
+    from gmtool.rank.model_files import model_status
 
     out: dict[str, dict[str, JSONValue]] = {
         "gmtool": {"version": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
         "paths": {"library": str(engine.paths.library), "index_dir": str(engine.paths.index_dir),
                   "library_from": engine.paths.library_from},
     }
-    status = model_status()
-    runtime: dict[str, JSONValue] = {"onnxruntime": status.get("onnxruntime"), "providers": status.get("providers"),
-               "gpu_present": status.get("gpu_present")}
+    status = model_status(engine.settings)
+    runtime: dict[str, JSONValue] = {k: status.get(k) for k in ("onnxruntime", "providers", "gpu_present")}
     out["runtime"] = runtime
-    model: dict[str, JSONValue] = {k: status.get(k) for k in ("model_path", "model_source", "exists", "sha256", "tokenizer_path",
-                                       "optimised_model")}
+    model: dict[str, JSONValue] = {
+        k: status.get(k)
+        for k in ("model_path", "model_source", "exists", "sha256", "tokenizer_path", "optimised_model")
+    }
     t = time.perf_counter()
     try:
         emb = engine.embedder(device)

@@ -9,8 +9,10 @@ others (chapters, "Actions", "Class Features", "<Race> Traits") stay None.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
+from gmtool.index import genre
 from gmtool.types import Document, Entry
 
 _SCHOOLS = r"(abjuration|conjuration|divination|enchantment|evocation|illusion|necromancy|transmutation)"
@@ -64,6 +66,9 @@ _CHOICE_FEATURE = re.compile(
 _SUBCLASS_BODY = re.compile(
     r"\b(archetype|your choice|when you (choose|join|adopt|take)|subclass)\b", re.IGNORECASE
 )
+
+# How many entries a book must type by its own lines before context stops adding that type.
+OWN_FORMAT_MIN = 5
 
 # Section titles that give context to what they hold (matched against normalised titles).
 SPELL_CTX = re.compile(r"^(spell descriptions|spells( a z)?|[a-z] spells|spell list descriptions)$")
@@ -197,6 +202,13 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
     e, t, head, body = node.entry, node.title, node.head, node.entry.body
     if not t:
         return None
+    variant = bool(node.ancestors) and nodes[node.ancestors[0]].title.startswith("variant")
+    if (
+        e.origin in genre.NAME_ORIGINS
+        and not variant
+        and any(types[a] not in (None, "rule") for a in node.ancestors[:2])
+    ):
+        return None  # a run-in or row inside an entity is one of its parts (a trait, an action)
     parent = nodes[node.ancestors[0]] if node.ancestors else None
 
     # 1. Explicit tags ("Blinded [Condition]") and body first lines.
@@ -352,6 +364,93 @@ def _is_subclass(nodes: list[_Node], node: _Node, types: list[str | None]) -> bo
     return bool(SUBCLASS_TITLE.search(t)) and levelled and bool(node.children or len(node.entry.body) > 400)
 
 
+def _row_header(nodes: list[_Node], node: _Node) -> str | None:
+    """The column header above a table row: the line before the table's first row name in
+    the enclosing section's text ("CREATURE" above "Fire Beetle"); None when not found."""
+    if node.entry.origin != "row" or not node.ancestors:
+        return None
+    parent = nodes[node.ancestors[0]]
+    first = node
+    for i in range(node.index - 1, parent.index, -1):
+        e = nodes[i].entry
+        if e.parent != parent.index:
+            continue
+        if e.origin != "row":
+            break
+        first = nodes[i]
+    lines = [x.strip() for x in parent.entry.body.split("\n") if x.strip()]
+    name = first.entry.title.strip()
+    for k, line in enumerate(lines):
+        if line == name or line.startswith(name + " "):
+            return lines[k - 1] if k > 0 else None
+    return None
+
+
+def _context(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """What the entry's table header or nearest listing section says it is."""
+    header = _row_header(nodes, node)
+    if header is not None and (by_header := genre.header_type(header)) is not None:
+        return by_header
+    for a in node.ancestors[:3]:
+        title = nodes[a].title
+        ctx = genre.context_of(title)
+        if ctx is None and genre.bought_at_level_up(nodes[a].entry.body):
+            ctx = "feat"
+        if ctx is not None:
+            return ctx
+        if types[a] not in (None, "rule", "class"):
+            return None  # inside another entity: its parts are not listed things
+    return None
+
+
+def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """Other systems' entries: stat-block shape first, then the listing they sit in."""
+    e, t = node.entry, node.title
+    if not t or _is_structural(t) or genre.is_level_label(t) or len(t.split()) > 6:
+        return None
+    if any(types[a] == "monster" for a in node.ancestors[:2]):
+        return None  # an attack or move line inside a stat block
+    named = e.origin in genre.NAME_ORIGINS
+    leaf = not node.children
+    own = genre.context_of(t)
+    tags = " ".join(e.tags or [])
+    if not named and len(t.split()) <= 3:  # before stat shape: a class states hit points too
+        kids = [nodes[c] for c in node.children]
+        if genre.class_shape(e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
+            return "class"
+    if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
+        return "monster"
+    ctx = _context(nodes, node, types)
+    if ctx is None or (own == ctx and not named):
+        return None  # a heading naming a list of such things ("Weapons" in "Equipment"), not one
+    body = e.body.strip()
+    # Headings are typed only directly under their listing section; deeper down sit the parts
+    # of one ("Feat" inside a background). Names (run-ins, rows) may sit a level or two deeper.
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    direct = parent is not None and (
+        genre.context_of(parent.title) == ctx or (ctx == "feat" and genre.bought_at_level_up(parent.entry.body))
+    )
+    if not (named or direct):
+        return None
+    if ctx == "spell":
+        return "spell" if named or (leaf and 0 < len(body) < 3000) else None
+    if ctx == "feat":  # an option a character takes: it speaks to "you", or names a prerequisite
+        if re.match(r"^(requires?|required|replaces)\b", t):
+            return None
+        return "feat" if named or (leaf and len(body) < 3000 and genre.speaks_to_player(body)) else None
+    if ctx == "item":  # a table row, or a name with its price
+        priced = genre.has_price(f"{' '.join(e.tags or [])} {body[:200]}")
+        return "item" if e.origin == "row" or (priced and (named or (leaf and len(t.split()) <= 4))) else None
+    if ctx == "monster":
+        return "monster" if named and e.origin == "row" else None
+    if ctx == "condition":
+        short = (named or leaf) and len(t.split()) <= 3 and 0 < len(body) < 800
+        return "condition" if direct and short else None
+    if ctx in ("race", "background"):
+        return ctx if direct and len(t.split()) <= 4 and len(body) >= 80 else None
+    return None
+
+
 def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
     out, todo = [], list(node.children)
     while todo:
@@ -381,6 +480,15 @@ def classify(doc: Document) -> None:
     for _ in range(2):
         for node in nodes:
             types[node.index] = _classify_one(nodes, node, types)
+    # Other systems: what the D&D lines left untyped. A type this book already prints in its
+    # own recognisable format (spell lines, stat blocks) is not added by context: there, an
+    # entry without that format is something else (a rule about spells, a table of sizes).
+    found = Counter(t for t in types if t is not None)
+    own_format = {t for t, n in found.items() if n >= OWN_FORMAT_MIN}
+    for node in nodes:
+        if types[node.index] is None:
+            got = _genre_type(nodes, node, types)
+            types[node.index] = got if got not in own_format else None
     for node in nodes:
         if types[node.index] is None and _is_rule(nodes, node, types):
             types[node.index] = "rule"

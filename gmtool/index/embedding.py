@@ -6,27 +6,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gmtool.rank.units import CHUNK_CHARS, units
-from gmtool.storage.vectors import save_unit_index
+from gmtool.settings import Settings
+from gmtool.storage.vectors import has_unit_index, save_unit_index
 
 if TYPE_CHECKING:
     from gmtool.storage.store import Manifest
 
 
-def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", progress: Any = None) -> tuple[int, str | None]:
+def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", progress: Any = None,
+                  settings: Settings | None = None) -> tuple[int, str | None]:
     """Writer side: bring every source's vectors up to date; a missing model only warns."""
     from gmtool.errors import GmtoolError
     from gmtool.rank.embed import load_embedder
     from gmtool.storage import store
     from gmtool.storage.vectors import VectorStore
 
-    stamp = _embed_stamp(manifest, device)
-    vdir = index_dir / "vectors"
-    if stamp and manifest.extra.get("embed_stamp") == stamp and all(
-        (vdir / f"{sid}.units.json").exists() for sid in manifest.sources
-    ):
+    settings = settings or Settings.from_env()
+    stamp = _embed_stamp(manifest, device, settings)
+    if stamp and manifest.state.embed_stamp == stamp and all(has_unit_index(index_dir, sid) for sid in manifest.sources):
         return 0, None  # nothing changed since the last complete embedding pass
     try:
-        emb = load_embedder(device=device)
+        emb = load_embedder(device=device, settings=settings)
     except GmtoolError as exc:
         return 0, f"{exc.code}: {exc.message}; keyword search still works ({exc.hint})"
     vs = VectorStore(index_dir)
@@ -50,24 +50,22 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
         generated += n
         save_unit_index(index_dir, sid, idx, texts)
     if stamp:
-        manifest.extra["embed_stamp"] = stamp
+        manifest.state.embed_stamp = stamp
     warn = None
     if emb.warnings:
         warn = "; ".join(emb.warnings)
     return generated, warn
 
 
-def _embed_stamp(manifest: Manifest, device: str) -> str | None:
+def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | None:
     """Identifies the sources, the model file and the device without loading the model."""
-    import os
-
-    from gmtool.rank.embed import resolve_model_path
     from gmtool.rank.keyword import keyword_digest
+    from gmtool.rank.model_files import resolve_model_path
 
-    path = resolve_model_path()
+    path = resolve_model_path(settings)
     if path is None or not path.is_file():
         return None
     st = path.stat()
-    tok = os.environ.get("GMTOOL_TOKENIZER", "")
-    rewrite = os.environ.get("GMTOOL_NO_REWRITE", "")
+    tok = str(settings.tokenizer or "")
+    rewrite = "1" if settings.no_rewrite else ""
     return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}"

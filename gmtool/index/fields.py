@@ -1,4 +1,4 @@
-"""Typed fields parsed from an entry's own text: spell level, monster CR, item rarity.
+"""Typed fields parsed from an entry's own text: spell level, monster CR, item rarity, class hit die.
 
 Everything here reads the book's own lines ("3rd-level evocation", "Challenge 5 (1,800 XP)",
 "Wondrous item, rare (requires attunement)"); nothing is looked up in a name list and
@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from gmtool.fieldspec import FIELD_TYPES, KEY_FIELDS  # noqa: F401 - re-exported for the parsers' callers
+from gmtool.types import Document, Entry
 
 # How far into a body the header lines (spell line, size/type line, item line) may sit.
 _HEAD_LINES = 8
@@ -287,6 +288,107 @@ def _parse_item(lines: list[str]) -> dict[str, Any] | None:
     return None
 
 
+# --- classes ---------------------------------------------------------------------------
+
+# How much of a class's section (its own text and its features below it) is read: the
+# hit die, proficiencies and spellcasting ability all sit in the first features.
+_CLASS_CHARS = 60000
+_ABILITIES = ("strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma")
+_ABILITY_RX = re.compile(r"\b(strength|dexterity|constitution|intelligence|wisdom|charisma|str|dex|con|int|wis|cha)\b")
+_HIT_DIE = re.compile(
+    r"\bhit\s+(?:dice|die|point\s+die)\s*:?\s*(?:1\s*)?d\s*(\d{1,2})\b"
+    r"|\bstarting\s+hp\s*:?\s*1?d(\d{1,2})\b",
+    re.IGNORECASE,
+)
+# A label anywhere on a line (PDF columns can run two label lines together); its value ends
+# at the next label of the proficiency block.
+_ARMOR = re.compile(r"(?:^|\s)armou?r(?:\s+training|\s+proficienc(?:y|ies))?\s*:?\s+(?P<value>[^\n]+)", re.IGNORECASE)
+_SAVES = re.compile(r"(?:^|\s)saving\s+throws?(?:\s+proficiencies)?\s*:?\s+(?P<value>[^\n]+)", re.IGNORECASE)
+_PRIMARY = re.compile(r"(?:^|\s)primary\s+abilit(?:y|ies)\s*:?\s+(?P<value>[^\n]+)", re.IGNORECASE)
+_NEXT_LABEL = re.compile(r"\b(weapons?|tools|saving|skills?|hit\s+point|starting|armou?r\s+training)\b", re.IGNORECASE)
+_CASTING = re.compile(
+    r"\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\s+is\s+(?:your|the)\s+spellcasting\s+ability\s+for\s+your\b",
+    re.IGNORECASE,
+)
+
+
+def _abilities(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _ABILITY_RX.finditer(text.lower()):
+        name = next(a for a in _ABILITIES if a.startswith(m.group(1)))
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _value(m: re.Match[str] | None) -> str | None:
+    if m is None:
+        return None
+    value = m.group("value")
+    cut = _NEXT_LABEL.search(value, 1)
+    return value[: cut.start()] if cut else value
+
+
+def _armor(text: str) -> list[str]:
+    """Armour proficiencies as categories: "All armor, shields" -> light, medium, heavy, shields."""
+    t = text.lower()
+    if re.match(r"\s*none\b", t):
+        return []
+    out: list[str] = []
+    if re.search(r"\ball\s+armou?r\b", t):
+        out += ["light", "medium", "heavy"]
+    out += [w for w in ("light", "medium", "heavy") if re.search(rf"\b{w}\b", t) and w not in out]
+    if re.search(r"\bshields?\b", t):
+        out.append("shields")
+    return out
+
+
+def _parse_class(text: str) -> dict[str, Any] | None:
+    """Hit die, armour, saving throws, spellcasting ability and primary ability of a class.
+
+    `text` is the class's whole section (its features included), with lines cleaned; a class
+    that states no hit die is not read at all, so prose about classes yields nothing.
+    """
+    m = _HIT_DIE.search(text)
+    if m is None:
+        return None
+    armor = _value(_ARMOR.search(text))
+    saves = _value(_SAVES.search(text))
+    primary = _value(_PRIMARY.search(text))
+    casting = _CASTING.search(text)
+    return {
+        "hit_die": int(m.group(1) or m.group(2)),
+        "armor": _armor(armor) if armor is not None else None,
+        "saving_throws": (_abilities(saves) or None) if saves else None,
+        "spellcasting": casting.group(1).lower() if casting else "none",
+        "primary_ability": (_abilities(primary) or None) if primary else None,
+    }
+
+
+def _section_text(entries: list[Entry], index: int, limit: int) -> str:
+    """A class's body and the text after it, up to the next class or a higher heading.
+
+    Not only the class's children: heading levels slip in real books (a level-2 "As a
+    Multiclass Character" ends the class's subtree early), and the class's features follow
+    it anyway. Subclass sections are left out: their own spellcasting is not the class's.
+    """
+    top = entries[index]
+    parts = [top.body]
+    size = len(top.body)
+    skipped: set[int] = set()
+    for j in range(index + 1, len(entries)):
+        e = entries[j]
+        if e.content_type == "class" or e.level < top.level or size >= limit:
+            break
+        if e.content_type == "subclass" or e.parent in skipped:
+            skipped.add(j)
+            continue
+        parts.append(e.title)
+        parts.append(e.body)
+        size += len(e.body)
+    return "\n".join(parts)
+
+
 # --- entry point -----------------------------------------------------------------------
 
 
@@ -298,4 +400,18 @@ def parse_fields(content_type: str | None, title: str, body: str) -> dict[str, A
         return _parse_monster(_skip_title(_lines(body, _MONSTER_LINES + 1), title))
     if content_type == "item":
         return _parse_item(_skip_title(_lines(body, _HEAD_LINES + 1), title))
+    if content_type == "class":
+        return _parse_class("\n".join(_lines(body, 10**6)))
     return None
+
+
+def set_fields(doc: Document) -> None:
+    """Fill `fields` on every entry of a classified document (in place).
+
+    A class's fields are read from its whole section, since books state the hit die and
+    proficiencies in features below the class heading; other types read their own body.
+    """
+    entries = doc.entries
+    for i, e in enumerate(entries):
+        body = _section_text(entries, i, _CLASS_CHARS) if e.content_type == "class" else e.body
+        e.fields = parse_fields(e.content_type, e.title, body)

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
 from gmtool.index.discover import discover
-from gmtool.index.indexer import _OpLog, file_sha256
+from gmtool.index.oplog import OpLog
 from gmtool.settings import Paths
-from gmtool.storage import store
+from gmtool.storage import layout, store
+from gmtool.storage.hashing import FileStamp, file_sha256
+from gmtool.storage.manifest import Manifest
 
 if TYPE_CHECKING:
-    from gmtool.types import Problem, VerifyReport
+    from gmtool.types import Problem, SourceMeta, VerifyReport
 
 _FIX = "run `gmtool index` to repair it"
 
@@ -27,8 +29,8 @@ def verify(paths: Paths) -> VerifyReport:
         report.sources = len(store.load_manifest(paths.index_dir).sources)
     except GmtoolError:
         pass
-    if paths.index_dir.is_dir():  # never create an index dir just to log into it
-        log = _OpLog()
+    if store.has_marker(paths.index_dir):  # never create an index dir, or write into a foreign one
+        log = OpLog()
         log(f"verify {paths.library}: {'healthy' if report.healthy else f'{len(problems)} problem(s)'}")
         for p in problems:
             log(f"{p.code} {p.file}: {p.message} ({p.hint})")
@@ -48,22 +50,12 @@ def _problems(paths: Paths) -> list[Problem]:
 
     files = {p.relative_to(paths.library).as_posix(): p for p in discover(paths.library)}
     indexed = {m.file for m in manifest.sources.values()}
-    failed = manifest.extra.get("failed") or {}
+    failed = manifest.state.failed
+    if (pid := store.stale_lock(idx)) is not None:
+        problems.append(Problem("STALE_LOCK", str(layout.lock_path(idx)), store.stale_lock_message(pid),
+                                "the next `gmtool scan` or `gmtool index` takes it over"))
     for sid, meta in sorted(manifest.sources.items()):
-        path = paths.library / meta.file
-        if not path.exists():
-            problems.append(Problem("MISSING", meta.file, f"{sid}: the file is gone but still indexed", _FIX))
-        else:
-            try:
-                st = path.stat()
-                if (st.st_size, st.st_mtime) != (meta.size, meta.mtime) and file_sha256(path) != meta.sha256:
-                    known = failed.get(meta.file)
-                    hint = _FIX
-                    if known and known[:2] == [st.st_size, st.st_mtime]:
-                        hint = f"its new version failed to index ({known[2]}); fix or re-export the file"
-                    problems.append(Problem("STALE", meta.file, f"{sid}: the file changed since it was indexed", hint))
-            except OSError as exc:
-                problems.append(Problem("UNREADABLE", meta.file, str(exc), "check the file's permissions"))
+        problems.extend(_file_problems(paths, manifest, sid, meta))
         try:
             store.load_source(idx, sid, meta.sha256, fallback=False)
         except GmtoolError as exc:
@@ -78,7 +70,7 @@ def _problems(paths: Paths) -> list[Problem]:
         if known:  # the last run tried it and reported why it failed: nothing the index can do
             try:
                 st = files[rel].stat()
-                if known[:2] == [st.st_size, st.st_mtime]:
+                if known.same_file(st.st_size, st.st_mtime):
                     continue
             except OSError:
                 pass
@@ -89,14 +81,48 @@ def _problems(paths: Paths) -> list[Problem]:
     return problems
 
 
-def _keyword_problems(idx: Path, manifest: store.Manifest) -> list[Problem]:
+def _file_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta) -> list[Problem]:
+    """The library file of one source: gone, changed since indexed (even when a replacement
+    kept its size and mtime: the stamp's inode and ctime differ), or unreadable."""
+    from gmtool.types import Problem
+
+    path = paths.library / meta.file
+    if not path.exists():
+        return [Problem("MISSING", meta.file, f"{sid}: the file is gone but still indexed", _FIX)]
+    try:
+        st = path.stat()
+        same = ((st.st_size, st.st_mtime) == (meta.size, meta.mtime)
+                and manifest.state.files.get(sid) in (None, FileStamp.of(st)))
+        if same and sid not in manifest.state.files and st.st_ctime_ns > _indexed_ns(meta):
+            same = False  # no stamp recorded (an older index): a change after indexing needs the hash
+        if same or file_sha256(path) == meta.sha256:
+            return []
+    except OSError as exc:
+        return [Problem("UNREADABLE", meta.file, str(exc), "check the file's permissions")]
+    known = manifest.state.failed.get(meta.file)
+    hint = _FIX
+    if known and known.same_file(st.st_size, st.st_mtime):
+        hint = f"its new version failed to index ({known.code}); fix or re-export the file"
+    return [Problem("STALE", meta.file, f"{sid}: the file changed since it was indexed", hint)]
+
+
+def _indexed_ns(meta: SourceMeta) -> int:
+    from datetime import datetime
+
+    try:
+        return int(datetime.fromisoformat(meta.indexed_at).timestamp() * 1e9)
+    except ValueError:
+        return 0
+
+
+def _keyword_problems(idx: Path, manifest: Manifest) -> list[Problem]:
     from gmtool.rank.keyword import keyword_digest
     from gmtool.types import Problem
 
     digest = keyword_digest(manifest)
-    bm25, fuzzy = idx / "keyword" / f"{digest}.bm25", idx / "keyword" / f"{digest}.fuzzy"
-    if manifest.extra.get("keyword") != digest or not bm25.exists() or not fuzzy.exists():
-        return [Problem("KEYWORD_STALE", str(idx / "keyword"), "the keyword index is missing or stale", _FIX)]
+    bm25, fuzzy = layout.keyword_files(idx, digest)
+    if manifest.state.keyword != digest or not bm25.exists() or not fuzzy.exists():
+        return [Problem("KEYWORD_STALE", str(layout.keyword_dir(idx)), "the keyword index is missing or stale", _FIX)]
     from gmtool.rank.bm25 import BM25Index
     from gmtool.rank.fuzzy import TitleMatcher
 
@@ -115,8 +141,8 @@ def _orphans(paths: Paths, known: set[str]) -> list[Problem]:
     out: list[Problem] = []
     idx = paths.index_dir
     writing = store.active_writer(idx) is not None
-    idir = idx / "index"
-    for path in sorted(p for p in idx.rglob("*") if p.is_file()):
+    idir = store.source_file(idx, "x").parent
+    for path in layout.owned_files(idx):
         if store.is_temp_name(path.name):
             if not writing:
                 out.append(Problem("ORPHANED", str(path), "a temp file left by an interrupted run", _FIX))

@@ -7,8 +7,8 @@ from typing import Any, cast
 
 import orjson
 
-from gmtool.present.shapes import HitOut, ScanOut, SearchOut, SourceOut
-from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta
+from gmtool.present.shapes import HitOut, ScanOut, SearchOut, SourceOut, TocNodeOut, TocTreeOut
+from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode, TocResult
 
 _OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
 
@@ -42,6 +42,7 @@ def source_dict(m: SourceMeta) -> SourceOut:
     d = asdict(m)
     d["entries"] = d.pop("entry_count")
     d["types"] = d.pop("type_counts")
+    d["typed_share"] = m.typed_share
     d["pages_without_text"] = len(m.pages_without_text)
     if m.lines is not None:  # Markdown/text: lines, no pages
         d["pages"] = None
@@ -54,6 +55,27 @@ def scan_dict(r: ScanReport) -> ScanOut:
     return cast(ScanOut, d)
 
 
+def toc_dict(r: TocResult) -> TocTreeOut:
+    """The one TOC shape: `toc --json` and the MCP toc resource print this; get_library_toc pages
+    through `toc_rows` of the same tree."""
+    return {"source_id": r.source_id, "source_name": r.source_name, "file": r.file, "entries": r.entries}
+
+
+def toc_rows(r: TocResult) -> list[TocNodeOut]:
+    """The tree flattened in document order; `depth` (1 = top) replaces the children."""
+    out: list[TocNodeOut] = []
+
+    def walk(nodes: list[TocNode], depth: int) -> None:
+        for n in nodes:
+            row: dict[str, Any] = {k: v for k, v in n.items() if k != "children"}
+            row["depth"] = depth
+            out.append(cast(TocNodeOut, row))
+            walk(n["children"], depth + 1)
+
+    walk(r.entries, 1)
+    return out
+
+
 def to_data(obj: Any) -> Any:
     if isinstance(obj, SearchResult):
         return search_dict(obj)
@@ -61,6 +83,8 @@ def to_data(obj: Any) -> Any:
         return scan_dict(obj)
     if isinstance(obj, SourceMeta):
         return source_dict(obj)
+    if isinstance(obj, TocResult):
+        return toc_dict(obj)
     if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)
     return obj

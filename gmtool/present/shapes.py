@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python < 3.12
 
-from gmtool.types import VerifyReport
+from gmtool.types import TocNode, VerifyReport
 
 
 class HitOut(TypedDict):
@@ -57,6 +57,7 @@ class SourceOut(TypedDict):
     format_version: int
     entries: int
     types: dict[str, int]
+    typed_share: float
     lines: int | None
 
 
@@ -78,7 +79,18 @@ class TocNodeOut(TypedDict):
     line: int | None
 
 
+class TocTreeOut(TypedDict):
+    """`gmtool toc --json` and the gmtool://source/{id}/toc resource: the tree as the engine built it."""
+
+    source_id: str
+    source_name: str
+    file: str
+    entries: list[TocNode]
+
+
 class TocOut(TypedDict):
+    """get_library_toc: the tree flattened in document order (depth = nesting level), one page of it."""
+
     source_id: str
     source_name: str
     file: str

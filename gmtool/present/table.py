@@ -46,6 +46,10 @@ def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
             out.append("cantrip" if v == 0 else f"level {v}")
         elif k == "challenge":
             out.append(f"CR {_cr(v)}")
+        elif k == "hit_die":
+            out.append(f"d{v}")
+        elif isinstance(v, list):
+            out.append("/".join(map(str, v)) or "none")
         else:
             out.append(str(v))
     return ", ".join(out)
@@ -118,6 +122,7 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
     t.add_column("Title", overflow="fold", min_width=12)
     t.add_column("Pages", justify="right", no_wrap=True)
     t.add_column("Entries", justify="right", no_wrap=True)
+    t.add_column("Typed", justify="right", no_wrap=True)
     t.add_column("Top types", overflow="fold", min_width=14)
     t.add_column("Outline", no_wrap=True)
     if verbose:
@@ -127,8 +132,9 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
     for m in sources:
         top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
         types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
+        typed = f"{m.typed_share:.0%}"
         length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
-        row = [m.source_id, escape(m.title), length, str(m.entry_count), types, "yes" if m.has_outline else "no"]
+        row = [m.source_id, escape(m.title), length, str(m.entry_count), typed, types, "yes" if m.has_outline else "no"]
         if verbose:
             row += [escape(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
         t.add_row(*row)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
 from gmtool.rank.keyword import _build_keyword, keyword_digest
-from gmtool.storage import store
+from gmtool.storage import layout, store
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
@@ -128,21 +128,21 @@ class Library:
 
     def _persisted(self) -> str | None:
         digest = keyword_digest(self.manifest)
-        return digest if self.manifest.extra.get("keyword") == digest else None
+        return digest if self.manifest.state.keyword == digest else None
 
     def keyword(self) -> tuple[BM25Index, TitleMatcher]:
         """The persisted keyword index when it matches this snapshot, else one built in memory."""
         if self._keyword is None:
             digest = self._persisted()
-            kdir = self.index_dir / "keyword"
             loaded = None
             if digest:
                 with contextlib.suppress(GmtoolError, OSError, ValueError):
                     from gmtool.rank.bm25 import BM25Index
                     from gmtool.rank.fuzzy import TitleMatcher
 
-                    bm25 = BM25Index.load(kdir / f"{digest}.bm25")
-                    fuzzy = TitleMatcher.load(kdir / f"{digest}.fuzzy")
+                    bm25_path, fuzzy_path = layout.keyword_files(self.index_dir, digest)
+                    bm25 = BM25Index.load(bm25_path)
+                    fuzzy = TitleMatcher.load(fuzzy_path)
                     if bm25.n_docs == self.n_docs:
                         loaded = (bm25, fuzzy)
             if loaded is None and self.n_docs:
@@ -163,7 +163,7 @@ class Library:
                 with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
                     import orjson
 
-                    data = orjson.loads((self.index_dir / "keyword" / f"{digest}.docs.json").read_bytes())
+                    data = orjson.loads(layout.keyword_docs_file(self.index_dir, digest).read_bytes())
                     if len(data["titles"]) == self.n_docs == len(data["types"]):
                         docs = (list(data["titles"]), list(data["types"]))
             if docs is None:

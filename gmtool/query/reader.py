@@ -9,7 +9,7 @@ from gmtool.storage import store
 
 if TYPE_CHECKING:
     from gmtool.query.library import Library
-    from gmtool.types import ReadResult
+    from gmtool.types import Entry, ReadResult
 
 
 def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
@@ -23,37 +23,59 @@ def _descendants(entries: list, i: int) -> list[int]:  # type: ignore[type-arg]
     return out
 
 
-def find_entry(lib: Library, sid: str, title: str) -> int:
+def _named(titles: list[str], want: str) -> tuple[list[int], bool]:
+    """Entries whose title is `want` (exact: True), else close to it (best first), else starting with it."""
+    exact = [i for i, t in enumerate(titles) if t == want]
+    if exact:
+        return exact, True
+    import difflib
+
+    close = difflib.get_close_matches(want, titles, n=3, cutoff=0.75)
+    if close:
+        return [i for c in close for i, t in enumerate(titles) if t == c], False
+    return [i for i, t in enumerate(titles) if t.startswith(want)], False
+
+
+def _covers(e: Entry, page: int) -> bool:
+    """Whether a section spans `page` (a Markdown or text section has lines, no pages)."""
+    return e.page is not None and e.page <= page <= max(e.end_page or e.page, e.page)
+
+
+def find_entry(lib: Library, sid: str, title: str, page: int | None = None) -> int:
+    """The section titled `title`; with `page`, the one whose pages cover it, since a book may repeat a
+    title (a spell list and the spell itself)."""
     from gmtool.textnorm import normalize
 
     entries = lib.require(sid).entries
-    want = normalize(title)
-    exact = [i for i, e in enumerate(entries) if normalize(e.title) == want]
+    named, exact = _named([normalize(e.title) for e in entries], normalize(title))
+    if not named:
+        raise UsageError(
+            "SECTION_NOT_FOUND",
+            f"no section titled '{title}' in {sid}",
+            f'try `gmtool search "{title}" --source {sid}` or `gmtool toc {sid}`',
+            exit_code=1,
+        )
+    if page is not None:
+        elsewhere = sorted({p for i in named if (p := entries[i].page) is not None})
+        named = [i for i in named if _covers(entries[i], page)]
+        if not named:
+            pages = [str(p) for p in elsewhere[:10]]
+            listed = ", ".join(pages[:-1]) + " or " + pages[-1] if len(pages) > 1 else pages[0]
+            raise UsageError("SECTION_NOT_ON_PAGE", f"'{title}' is not on page {page} of {sid}",
+                             f"it is on page {listed}: give one of those, or no page", exit_code=1)
     if exact:
         # prefer the copy that carries a type or the longest text (a heading over a TOC line)
-        return max(exact, key=lambda i: (entries[i].content_type is not None, len(entries[i].body)))
-    import difflib
-
-    titles = [normalize(e.title) for e in entries]
-    close = difflib.get_close_matches(want, titles, n=3, cutoff=0.75)
-    if close:
-        return titles.index(close[0])
-    starts = [i for i, t in enumerate(titles) if t.startswith(want)]
-    if starts:
-        return starts[0]
-    raise UsageError(
-        "SECTION_NOT_FOUND",
-        f"no section titled '{title}' in {sid}",
-        f'try `gmtool search "{title}" --source {sid}` or `gmtool toc {sid}`',
-        exit_code=1,
-    )
+        return max(named, key=lambda i: (entries[i].content_type is not None, len(entries[i].body)))
+    return named[0]
 
 
-def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResult:
+def read_section(lib: Library, sid: str, title: str, max_chars: int, page: int | None = None) -> ReadResult:
     from gmtool.types import ReadResult
 
     entries = lib.require(sid).entries
-    i = find_entry(lib, sid, title)
+    if page is not None:
+        check_page(lib, sid, page)
+    i = find_entry(lib, sid, title, page)
     e = entries[i]
     parts = [e.body.strip()]
     for j in _descendants(entries, i):
@@ -82,14 +104,17 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int) -> ReadResu
     )
 
 
+def check_page(lib: Library, sid: str, page: int) -> None:
+    pages = lib.metas[sid].pages or 0
+    if page < 1 or page > max(pages, 1):
+        raise UsageError("INVALID_PAGE", f"{sid} has pages 1–{pages}, not {page}", f"pick a page between 1 and {pages}")
+
+
 def read_page(lib: Library, sid: str, page: int, max_chars: int) -> ReadResult:
     from gmtool.types import ReadResult
 
     meta = lib.metas[sid]
-    if page < 1 or page > max(meta.pages, 1):
-        raise UsageError(
-            "INVALID_PAGE", f"{sid} has pages 1–{meta.pages}, not {page}", f"pick a page between 1 and {meta.pages}"
-        )
+    check_page(lib, sid, page)
     texts = store.load_pages(lib.index_dir, sid, meta.sha256)
     text = texts[page - 1] if page <= len(texts) else ""
     truncated = len(text) > max_chars > 0

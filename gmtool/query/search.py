@@ -6,7 +6,6 @@ both commands return the one result shape.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ MAX_QUERY_CHARS = 512
 SNIPPET_CHARS = 160
 FUZZY_WEIGHT = 0.45
 EXACT_BONUS = 0.35
-CANDIDATES = 300
+SUGGEST_CUTOFF = 40  # rapidfuzz ratio (0-100) a source id must reach to be suggested for a mistyped one
 
 
 @dataclass
@@ -83,7 +82,11 @@ def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) 
 
 
 def suggest_ids(name: str, ids: list[str]) -> list[str]:
-    return difflib.get_close_matches(name, ids, n=3, cutoff=0.4) or ids[:3]
+    """Up to three ids closest to a mistyped one (rapidfuzz's normalised similarity), else the first three."""
+    from rapidfuzz import fuzz, process
+
+    close = process.extract(name, ids, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=3)
+    return [m[0] for m in close] or ids[:3]
 
 
 def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
@@ -200,7 +203,7 @@ def keyword_scores(
     weights: dict[str, float] = {}
     for t in tokens:
         weights[t] = weights.get(t, 0.0) + 1.0
-    for t, w in correct_tokens(tokens, bm25.vocab).items():
+    for t, w in correct_tokens(tokens, bm25.vocab, bm25.df).items():
         if t not in weights:
             weights[t] = w * 0.8
     for t, w in (extra or {}).items():
@@ -233,6 +236,22 @@ def _with_new(warnings: list[str], lib: Library) -> list[str]:
     return warnings + [w for w in lib.warnings if w not in warnings]
 
 
+def type_filter_warning(lib: Library, flt: Filters) -> str | None:
+    """TYPE_FILTER_EMPTY when no book searched has an entry of the wanted types, so the type
+    filter alone empties the result: say which books, rather than answer with silence."""
+    if not flt.types or not lib.metas:
+        return None
+    scope = flt.sources if flt.sources is not None else sorted(lib.metas)
+    wanted = set(flt.types)
+    lacking = [sid for sid in scope if sid in lib.metas and not any(lib.metas[sid].type_counts.get(t) for t in wanted)]
+    if not lacking or len(lacking) < len(scope):
+        return None
+    return (
+        f"TYPE_FILTER_EMPTY: no entries of type {', '.join(sorted(wanted))} in {', '.join(lacking)}; "
+        "drop the type filter (--type / content_types) to search every entry"
+    )
+
+
 def prepare(
     lib: Library, query: str, flt: Filters, allow_empty: bool = False
 ) -> tuple[str, list[str], np.ndarray | None, bool]:
@@ -242,6 +261,9 @@ def prepare(
     q = "" if allow_empty and not (query or "").strip() else check_query(query, warnings)
     flt.types = check_types(flt.types)
     flt.sources = resolve_sources(lib, flt.sources, warnings)
+    type_warning = type_filter_warning(lib, flt)
+    if type_warning:
+        warnings.append(type_warning)
     if flt.sources == [] or flt.types == [] or lib.n_docs == 0:
         return q, warnings, None, True
     return q, warnings, build_mask(lib, flt), False

@@ -158,6 +158,9 @@ def parse_where_dict(spec: Mapping[str, Any] | None) -> list[Condition]:
 
 def _compare(actual: Any, cond: Condition) -> bool:
     kind = FIELD_TYPES[cond.field]
+    if kind == "list":  # armor=heavy: one of the listed words is "heavy"
+        words = {re.sub(r"\s+", " ", str(a)).strip().lower() for a in actual}
+        return (cond.value in words) if cond.op == "=" else (cond.value not in words)
     if kind == "str":
         actual = re.sub(r"\s+", " ", str(actual)).strip().lower()
     elif kind == "bool":

@@ -15,8 +15,6 @@ Querying and loading need numpy only: the matrix is kept as its three raw CSC ar
 
 from __future__ import annotations
 
-import os
-import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -91,27 +89,15 @@ def _term_counts(blk: Tokenized, remap: np.ndarray, offset: int) -> Iterator[tup
 
 
 def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: dict[str, Any]) -> None:
-    """Write an uncompressed .npz atomically (temp file in the same dir + fsync + os.replace).
+    """Write an uncompressed .npz with storage's one atomic write (temp file, fsync, rename).
 
     `meta` (format name, version, vocabulary...) is stored orjson-encoded as a uint8 array.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from gmtool.storage.atomic import atomic_write_with
+
     payload = dict(arrays)
     payload["__meta__"] = np.frombuffer(orjson.dumps(meta), dtype=np.uint8)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **payload)  # type: ignore[arg-type]
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_with(Path(path), lambda f: np.savez(f, **payload))  # type: ignore[arg-type]
 
 
 def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

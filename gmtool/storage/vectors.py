@@ -1,4 +1,4 @@
-"""Per-source vector cache: <index_dir>/vectors/{source_id}.npy (float16) + {source_id}.keys.json.
+"""Per-source vector cache: INDEX_DIR/vectors/SID.npy (float16) + SID.keys.json (+ SID.units.json).
 
 The keys file ({"fingerprint": ..., "keys": [...]}) is plain orjson, so the engine can tell whether
 vectors are current without importing onnxruntime. A vector is reused when the same text (by
@@ -8,12 +8,14 @@ content hash) was embedded for this source under the same embedder fingerprint.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from gmtool.storage.atomic import atomic_write, atomic_write_with
+from gmtool.storage.layout import unit_index_file, vector_files, vectors_dir
 
 if TYPE_CHECKING:
     import numpy
@@ -30,29 +32,15 @@ def _checksum(arr: Any) -> str:
     return hashlib.blake2b(arr.tobytes(), digest_size=8).hexdigest()
 
 
-def _fsync_replace(tmp: Path, dest: Path) -> None:
-    os.replace(tmp, dest)
-    try:  # make the rename itself durable where the platform allows it
-        fd = os.open(dest.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class VectorStore:
     """One per library index dir."""
 
     def __init__(self, index_dir: Path) -> None:
-        self.dir = Path(index_dir) / "vectors"
+        self.index_dir = Path(index_dir)
+        self.dir = vectors_dir(self.index_dir)
 
     def _paths(self, source_id: str) -> tuple[Path, Path]:
-        safe = source_id.replace("/", "_").replace("\\", "_")
-        return self.dir / f"{safe}.npy", self.dir / f"{safe}.keys.json"
+        return vector_files(self.index_dir, source_id)
 
     def read_keys(self, source_id: str) -> dict[str, Any] | None:
         """The keys file, or None when missing or unreadable. Needs no numpy/onnxruntime."""
@@ -128,27 +116,10 @@ class VectorStore:
     def _write(self, source_id: str, arr: Any, meta: dict[str, Any]) -> None:
         import numpy as np
 
-        self.dir.mkdir(parents=True, exist_ok=True)
         npy, keys_path = self._paths(source_id)
-        tag = f".{os.getpid()}.tmp"
-        tmp_npy = npy.with_name(npy.name + tag)
-        tmp_keys = keys_path.with_name(keys_path.name + tag)
-        try:
-            with open(tmp_npy, "wb") as fh:
-                np.save(fh, arr, allow_pickle=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            with open(tmp_keys, "wb") as fh:
-                fh.write(orjson.dumps(meta))
-                fh.flush()
-                os.fsync(fh.fileno())
-            # vectors first, keys last: a crash in between leaves a checksum mismatch that load() rejects
-            _fsync_replace(tmp_npy, npy)
-            _fsync_replace(tmp_keys, keys_path)
-        finally:
-            for tmp in (tmp_npy, tmp_keys):
-                if tmp.exists():
-                    tmp.unlink()
+        # vectors first, keys last: a crash in between leaves a checksum mismatch that load() rejects
+        atomic_write_with(npy, lambda fh: np.save(fh, arr, allow_pickle=False))
+        atomic_write(keys_path, orjson.dumps(meta))
 
     def remove(self, source_id: str) -> None:
         for path in self._paths(source_id):
@@ -158,25 +129,24 @@ class VectorStore:
                 pass
 
 
-def unit_index_path(index_dir: Path, sid: str) -> Path:
-    return index_dir / "vectors" / f"{sid}.units.json"
+def has_vectors(index_dir: Path) -> bool:
+    """Any source has stored vectors (a cheap check, before loading a model)."""
+    return any(vectors_dir(index_dir).glob("*.npy"))
 
 
 def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
     """Which entry each vector belongs to, so a query never has to rebuild the windows."""
-    import orjson
-
-    from gmtool.storage.store import atomic_write
-
     digest = section_key("\x1f".join(texts))
-    atomic_write(unit_index_path(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
+    atomic_write(unit_index_file(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
+
+
+def has_unit_index(index_dir: Path, sid: str) -> bool:
+    return unit_index_file(index_dir, sid).exists()
 
 
 def load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
-    import orjson
-
     try:
-        data = orjson.loads(unit_index_path(index_dir, sid).read_bytes())
+        data = orjson.loads(unit_index_file(index_dir, sid).read_bytes())
         idx = data["idx"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

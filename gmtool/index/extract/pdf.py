@@ -138,6 +138,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
+    from gmtool.index.extract.labels import fold_labels, merge_twins
     from gmtool.index.extract.pdf_sections import (
         OutlineItem,
         body_size,
@@ -145,8 +146,10 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         build_nodes,
         detect_headings,
         find_furniture,
+        merge_inline,
         page_text,
     )
+    from gmtool.index.extract.titles import tidy_titles
 
     n, title, raw_outline, labels = head.pages, head.title, head.outline, head.labels
     heights = {}
@@ -160,17 +163,23 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
             f"{Path(path).name}: none of its {n} pages has a text layer (a scanned PDF?)",
             "run OCR first, e.g. ocrmypdf in.pdf out.pdf",
         )
-    drop = find_furniture(pages)
     vocab_c: Counter = Counter()
     for _, _, lines in pages:
         for ln in lines:
             for wd in re.findall(r"[A-Za-z]+", ln.text):
                 vocab_c[wd.lower()] += 1
+    pages = _repair_ligatures(pages, vocab_c)
+    drop = find_furniture(pages)
     vocab = set(vocab_c)
     bsize = body_size(pages)
     heads, classes = detect_headings(pages, drop, bsize)
     nodes, warnings = build_nodes(pages, drop, heads, classes, outline)
     entries = build_entries(pages, drop, nodes, labels, vocab)
+    starts = [nd.start for nd in nodes]
+    leads = [_lead_at(pages, st) for st in starts]
+    tidy_titles(entries, leads, vocab_c)
+    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
+    entries = merge_twins(fold_labels(entries))
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
@@ -185,3 +194,84 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         pages_without_text=empty,
         warnings=warnings,
     )
+
+
+def _repair_ligatures(pages: list, vocab: Counter) -> list:  # type: ignore[type-arg]
+    """Lines with a lost-ligature marker, repaired against the book's own words."""
+    from gmtool.index.extract.pdf_layout import LIGATURE
+    from gmtool.index.extract.titles import repair_ligatures
+
+    out = []
+    for w, h, lines in pages:
+        if any(LIGATURE in ln.text for ln in lines):
+            lines = [
+                ln._replace(
+                    text=repair_ligatures(ln.text, vocab),
+                    lead=repair_ligatures(ln.lead, vocab),
+                    cells=tuple((a, b, repair_ligatures(t, vocab)) for a, b, t in ln.cells),
+                )
+                if LIGATURE in ln.text else ln
+                for ln in lines
+            ]
+        out.append((w, h, lines))
+    return out
+
+
+def _lead_at(pages: list, pos) -> str | None:  # type: ignore[type-arg]
+    if pos.page >= len(pages) or pos.idx >= len(pages[pos.page][2]):
+        return None
+    return pages[pos.page][2][pos.idx].lead or None
+
+
+def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) -> list:  # type: ignore[type-arg]
+    """Run-in entries and table rows, minus those a heading or bookmark already names."""
+    from gmtool.index.extract.inline import drop_repeats, norm
+    from gmtool.index.extract.runin import find_runins, find_title_lines
+    from gmtool.index.extract.tables import find_captions, find_rows
+
+    found = drop_repeats(
+        find_runins(pages, drop, thr)
+        + find_rows(pages, drop, thr)
+        + find_title_lines(pages, drop, thr)
+        + find_captions(pages, drop, thr)
+    )
+    taken = set(starts)
+    named = {(norm(e.title), e.page) for e in entries}
+    blocks = [_stat_block(e.body) for e in entries]
+    seen: set = set()
+    out = []
+    k = -1
+    for e in sorted(found, key=lambda e: e.pos):
+        while k + 1 < len(starts) and starts[k + 1] <= e.pos:
+            k += 1
+        key = (norm(e.title), e.pos.page + 1)
+        if e.pos in taken or key in named or e.pos in seen:
+            continue
+        if e.kind == "runin" and k >= 0 and blocks[k]:
+            continue  # a trait inside a stat block: the block is one entry
+        seen.add(e.pos)
+        out.append(e)
+    return out
+
+
+_STAT_LINE = re.compile(r"\d")
+
+
+def _stat_block(body: str) -> bool:
+    """A section that opens with a stat block: among its first paragraphs, at least two are
+    short value lines ("Armor Class 12 (natural armor)", "Hit Points 7 (2d6)", "8 (-1) 14 (+2)")."""
+    n = 0
+    for par in body.split("\n", 10)[:10]:
+        par = par.strip()
+        words = par.split()
+        if (
+            2 <= len(words) <= 8
+            and _STAT_LINE.search(par)
+            and re.search(r"[A-Za-z]{2}", par)
+            and ":" not in par
+            and not par.endswith((".", ":"))
+        ):
+            n += 1
+            if n >= 2:
+                return True
+    return False

@@ -18,13 +18,17 @@ from typing import NamedTuple
 
 # SRD 5.1 stores each in-word hyphen as "-" followed by soft/variant hyphens, and each
 # word gap as tab + CR + space + NBSP: both collapse to their plain forms.
-_ODD_HYPHEN = re.compile("[-\u2010\u2011][\u00ad\u2010\u2011]+|[\u2010\u2011]")
+_ODD_HYPHEN = re.compile("[-\u2010\u2011][\u00ad\u2010\u2011]+|[\u2010\u2011\u00ad]")
 _SPACES = re.compile("[\t\r\n \u00a0\u2000-\u200b\u202f\u205f\u3000]+")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\uffff]")
+# a lost ligature inside a word (U+FFFE or NUL from fonts without a Unicode map): kept as
+# one marker character that `titles.repair_ligatures` resolves against the book's words
+LIGATURE = "\ufffe"
+_LOST_LIGATURE = re.compile("(?<=[A-Za-z])[\ufffe\x00]+(?=[a-z])")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|SFSX|SFBX|CMBX|\bBX", re.IGNORECASE)
 _ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.IGNORECASE)
-# pdfium reports a hyphen that ends a line as 0x02 in some files
-_SOFT_END = "\u00ad\x02"
+# pdfium reports a hyphen that ends a line as 0x02 or U+FFFE in some files
+_SOFT_END = "\u00ad\x02\ufffe"
 
 
 class Line(NamedTuple):
@@ -39,13 +43,20 @@ class Line(NamedTuple):
     col: int  # 0 single column / full width, 1 left, 2 right
     text: str  # normalised text
     soft_end: bool  # the line ended with a soft hyphen
+    # the leading run's text when the line changes font after it (a run-in name, a name
+    # before its tag line), else ""
+    lead: str = ""
+    # (x0, x1, text) of each gap-separated fragment when there are several (table cells)
+    cells: tuple = ()
 
 
 def clean_text(s: str) -> str:
     if "\u00ad" in s or "\u2010" in s or "\u2011" in s:
+        # a soft hyphen inside a line is a typed hyphen (Chromium/Skia writes every "-" so)
         s = _ODD_HYPHEN.sub("-", s)
     if not s.isprintable():
-        s = _CONTROL.sub("", s)
+        parts = _LOST_LIGATURE.split(s)
+        s = LIGATURE.join(_CONTROL.sub("", p).replace(LIGATURE, "") for p in parts)
     return " ".join(s.replace("\u200b", " ").split())
 
 
@@ -72,15 +83,16 @@ def _fast(raw):
     return _PROTOS
 
 
-def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool]:
+def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool, str]:
+    """(bold, italic, style name) of a font; the name tells runs of one line apart."""
     hit = cache.get(key)
     if hit is not None:
         return hit
     bold = italic = False
+    name = ""
     if key:
         font = ctypes.cast(ctypes.c_void_p(key), raw.FPDF_FONT)
         n = raw.FPDFFont_GetBaseFontName(font, None, 0)
-        name = ""
         if n > 0:
             buf = ctypes.create_string_buffer(n)
             raw.FPDFFont_GetBaseFontName(font, buf, n)
@@ -89,12 +101,12 @@ def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool]:
         flags = raw.FPDFFont_GetFlags(font)
         bold = bool(_BOLD_NAME.search(name)) or weight >= 600 or bool(flags & (1 << 18))
         italic = bool(_ITALIC_NAME.search(name)) or bool(flags & (1 << 6))
-    cache[key] = (bold, italic)
+    cache[key] = (bold, italic, name.split("+")[-1] + ("/i" if italic else "") + ("/b" if bold else ""))
     return cache[key]
 
 
 def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
-    """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text), y from the top."""
+    """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top."""
     width, height = page.get_size()
     fast = _fast(raw)
     praw = ctypes.cast(page.raw, ctypes.c_void_p).value
@@ -136,8 +148,8 @@ def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], floa
         size = round(fs.value * scale, 1)
         if size <= 0:
             size = round(T.value - B.value, 1)
-        bold, _italic = _font_flags(get_font(obj), font_cache, raw)
-        spans.append((L.value, height - T.value, R.value, height - B.value, height - M.f, size, bold, text))
+        bold, _italic, style = _font_flags(get_font(obj), font_cache, raw)
+        spans.append((L.value, height - T.value, R.value, height - B.value, height - M.f, size, bold, text, style))
     return spans, width, height
 
 
@@ -231,7 +243,7 @@ def layout_page(spans: list[tuple], width: float, height: float) -> list[Line]:
     spans = sorted(spans, key=lambda s: (round(s[4]), s[0]))
     frags: list[list] = []  # [x0, top, x1, bottom, base, size, parts, text]
     for s in spans:
-        x0, top, x1, bottom, base, size, _bold, text = s
+        x0, top, x1, bottom, base, size, _bold, text = s[:8]
         f = frags[-1] if frags else None
         if (
             f is not None
@@ -305,7 +317,7 @@ def _order(frags, lo_x, hi_x, prefix, out, next_col, col, depth=0):
 def _make_line(group: list) -> Line:
     if len(group) == 1 and len(group[0][2][6]) == 1:  # the common case: one run
         _key, col, f = group[0]
-        x0, top, x1, bottom, base, size, bold, raw_text = f[6][0]
+        x0, top, x1, bottom, base, size, bold, raw_text = f[6][0][:8]
         raw_text = raw_text.rstrip(" \t\r\n\xa0")
         soft = raw_text.endswith(tuple(_SOFT_END))
         if soft:
@@ -317,12 +329,15 @@ def _make_line(group: list) -> Line:
     prev = None
     sizes: dict[float, int] = {}
     bold_chars = chars = 0
+    lead_n = 0  # parts in the leading same-style run
     for s in runs:
         t = s[7]
         if prev is not None:
             gap = s[0] - prev[2]
             if gap > 0.15 * s[5] and not parts[-1].endswith((" ", "\t", "\xa0")) and not t[:1].isspace():
                 parts.append(" ")
+        if not lead_n and prev is not None and len(s) > 8 and s[8] != runs[0][8] and t.strip():
+            lead_n = len(parts)
         parts.append(t)
         n = len(t.strip())
         sizes[s[5]] = sizes.get(s[5], 0) + n
@@ -343,7 +358,11 @@ def _make_line(group: list) -> Line:
     top = min(s[1] for s in runs)
     bottom = max(s[3] for s in runs)
     base = group[0][2][4]
-    return Line(top, bottom, base, x0, x1, size, chars > 0 and bold_chars * 2 > chars, lead_bold, group[0][1], text, soft)
+    lead = clean_text("".join(parts[:lead_n])) if lead_n else ""
+    cells: tuple = ()
+    if len(group) > 1:
+        cells = tuple((f[0], f[2], clean_text(f[7])) for _, _, f in group)
+    return Line(top, bottom, base, x0, x1, size, chars > 0 and bold_chars * 2 > chars, lead_bold, group[0][1], text, soft, lead, cells)
 
 
 def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, float, list[Line]]]:

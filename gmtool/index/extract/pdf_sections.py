@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from gmtool.index.extract.inline import Inline, Pos
 from gmtool.index.extract.pdf_layout import Line
 from gmtool.types import Entry
 
@@ -32,11 +33,6 @@ class OutlineItem(NamedTuple):
     level: int  # 1 = top
     page: int  # 0-based page index
     y: float | None  # distance from the page top of the destination, when known
-
-
-class Pos(NamedTuple):
-    page: int  # 0-based
-    idx: int  # line index in that page
 
 
 _EDGE_NUMBER = re.compile(r"^\d+\s+|\s+\d+$")
@@ -153,6 +149,20 @@ def _size_class(size: float, classes: list[float]) -> int:
     return -1
 
 
+_STAT_LABEL = re.compile(r"^\D{2,40}?\s*[-:\u2013\u2014=]\s*(?=[^\n]*\d)[\d\sdD+\u00d7x/()-]+$")
+
+
+def _side_by_side(ln: Line) -> list[str] | None:
+    """The texts of headings printed side by side on one baseline, apart by a column gap."""
+    if len(ln.cells) < 2:
+        return None
+    parts = [c[2] for c in ln.cells]
+    gaps = [b[0] - a[1] for a, b in zip(ln.cells, ln.cells[1:], strict=False)]
+    if min(gaps) < 2 * ln.size or not all(_LETTER.search(t) for t in parts):
+        return None
+    return parts
+
+
 class Heading(NamedTuple):
     pos: Pos  # first line
     end: Pos  # last line (inclusive)
@@ -203,10 +213,20 @@ def detect_headings(pages, drop, bsize: float) -> tuple[list[Heading], list[floa
                     sep = ""
                 heads[-1] = Heading(last.pos, Pos(pi, i), last.text + sep + ln.text, last.size)
             else:
+                parts = _side_by_side(ln)
+                if parts:
+                    # two headings set side by side (one per column) came out as one line
+                    heads.extend(Heading(Pos(pi, i), Pos(pi, i), t, ln.size) for t in parts)
+                    prev = None
+                    continue
                 heads.append(Heading(Pos(pi, i), Pos(pi, i), ln.text, ln.size))
             prev = ln
-    # a long sentence set large is a lead paragraph, not a heading
-    heads = [hd for hd in heads if not (hd.text.endswith(".") and len(hd.text.split()) > 10)]
+    # a long sentence set large is a lead paragraph, not a heading; a label with its value
+    # ("STARTING HIT POINTS - 6") is a stat line set large
+    heads = [
+        hd for hd in heads
+        if not (hd.text.endswith(".") and len(hd.text.split()) > 10) and not _STAT_LABEL.match(hd.text)
+    ]
     # where headings are capitalised, a lower-case one is a decorative label ("check out")
     low = [hd for hd in heads if hd.text[:1].islower()]
     if low and len(low) * 3 <= len(heads):
@@ -535,3 +555,36 @@ def build_entries(pages, drop, nodes: list[Node], labels: list[str] | None, voca
         if p is not None and entries[p].end_page < e.end_page:
             entries[p].end_page = e.end_page
     return entries
+
+
+def merge_inline(entries: list[Entry], starts: list[Pos], inline: list[Inline], labels: list[str] | None) -> list[Entry]:
+    """Put the inline entries (run-ins, table rows) into the tree, each under the innermost
+    section open where it is printed; headings keep their order and bodies."""
+    order = sorted([(st, 0, k) for k, st in enumerate(starts)] + [(e.pos, 1, j) for j, e in enumerate(inline)])
+    out: list[Entry] = []
+    new_index: dict[int, int] = {}
+    last: int | None = None
+    for _pos, kind, k in order:
+        if kind == 0:
+            e = entries[k]
+            e.parent = new_index.get(e.parent) if e.parent is not None else None
+            new_index[k] = len(out)
+            last = len(out)
+            out.append(e)
+            continue
+        inl = inline[k]
+        page = inl.pos.page + 1
+        out.append(
+            Entry(
+                title=inl.title,
+                level=out[last].level + 1 if last is not None else 1,
+                page=page,
+                end_page=page,
+                page_label=labels[page - 1] if labels else None,
+                parent=last,
+                body=inl.body,
+                origin=inl.kind,
+                tags=inl.tags,
+            )
+        )
+    return out

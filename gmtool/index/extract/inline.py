@@ -1,0 +1,58 @@
+"""Entries that are not headings: what a run-in or table-row detector hands to the tree.
+
+An inline entry sits inside a section (its parent is the innermost heading before it), is
+never a parent itself, and keeps its own text as body; the section keeps that text too, so
+nothing becomes harder to find.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class Pos(NamedTuple):
+    page: int  # 0-based
+    idx: int  # line index in that page
+
+
+class Inline(NamedTuple):
+    pos: Pos  # the line the name is printed on
+    title: str
+    body: str
+    tags: list[str] | None
+    kind: str  # runin | row
+
+
+_NORM = re.compile(r"[^a-z0-9]+")
+_NUMBER_WORD = re.compile(r"^[\d.,/]+(st|nd|rd|th|%)?$")
+
+
+def norm(s: str) -> str:
+    return _NORM.sub(" ", s.lower()).strip()
+
+
+def namelike(text: str, max_words: int = 6) -> bool:
+    """A short name, not a sentence, a number or a dice range."""
+    t = text.strip()
+    words = t.split()
+    if not words or len(words) > max_words or len(t) > 48:
+        return False
+    if not t[:1].isalnum() and t[:1] not in "+'\u2018\"\u201c(":
+        return False
+    letters = sum(ch.isalpha() for ch in t)
+    if letters < 2 or letters * 2 < len(t.replace(" ", "")):
+        return False
+    if _NUMBER_WORD.match(words[0]) or ": " in t:
+        return False  # "10 gp", "14th", "Hit Dice: 1d8": a value or a label, not a name
+    return not t.endswith((".", ":", ",", ";")) or t.endswith("...")
+
+
+def drop_repeats(found: list[Inline], limit: int = 3) -> list[Inline]:
+    """A name printed as a run-in or row again and again is a label ("Bite.", "Range:"),
+    not an entry; the text stays in its section."""
+    counts: dict[str, int] = {}
+    for e in found:
+        k = norm(e.title)
+        counts[k] = counts.get(k, 0) + 1
+    return [e for e in found if counts[norm(e.title)] <= limit and norm(e.title)]

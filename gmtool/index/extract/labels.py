@@ -1,0 +1,107 @@
+"""Repeated labels out of the tree: a short title printed as its own heading again and again
+("Bonds", "Alignment", "Look" under every class) names a slot of a template, not a place to
+look something up. Such a leaf is folded into its parent: its title and text join the
+parent's body, so the words stay searchable there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from gmtool.types import Entry
+
+_NORM = re.compile(r"[^a-z0-9]+")
+# how often a short leaf title must repeat in one book to count as a template label
+_REPEATS = 5
+_MAX_WORDS = 3
+
+
+def _norm(s: str) -> str:
+    return _NORM.sub(" ", s.lower()).strip()
+
+
+def fold_labels(entries: list[Entry]) -> list[Entry]:
+    n = len(entries)
+    has_kids = [False] * n
+    for e in entries:
+        if e.parent is not None and e.origin in ("outline", "heading"):
+            has_kids[e.parent] = True
+    counts = Counter(_norm(e.title) for e in entries if e.origin in ("outline", "heading"))
+    kids: dict[int, list[int]] = {}
+    for k, e in enumerate(entries):
+        if e.parent is not None and e.origin in ("outline", "heading"):
+            kids.setdefault(e.parent, []).append(k)
+    fold: set[int] = set()
+
+    def label(k: int, need: int) -> bool:
+        e = entries[k]
+        return e.origin in ("outline", "heading") and counts[_norm(e.title)] >= need and len(e.title.split()) <= _MAX_WORDS
+
+    # a label folds with its children when they are labels too ("Alignment" > "Good", "Evil")
+    for k in range(n - 1, -1, -1):
+        if entries[k].parent is None or not label(k, _REPEATS):
+            continue
+        ch = kids.get(k, [])
+        if all(c in fold or (not has_kids[c] and label(c, 2)) for c in ch):
+            fold.add(k)
+            fold.update(ch)
+    if not fold:
+        return entries
+    out: list[Entry] = []
+    new_index: dict[int, int] = {}
+    for k, e in enumerate(entries):
+        p = e.parent
+        while p is not None and p in fold:
+            p = entries[p].parent
+        if k in fold:
+            par = out[new_index[p]] if p is not None else None
+            if par is not None:
+                par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
+                par.end_page = max(par.end_page, e.end_page)
+            continue
+        e.parent = new_index.get(p) if p is not None else None
+        new_index[k] = len(out)
+        out.append(e)
+    for e in out:
+        e.level = out[e.parent].level + 1 if e.parent is not None else 1
+    return out
+
+
+def merge_twins(entries: list[Entry]) -> list[Entry]:
+    """A bookmark and the heading detected for the same place (same title, next to each
+    other, same or next page) are one entry: the bookmark's title and level are kept, the
+    bodies joined, and the heading's children move to it."""
+    n = len(entries)
+    into: dict[int, int] = {}
+    for k in range(n - 1):
+        a, b = entries[k], entries[k + 1]
+        if k in into or {a.origin, b.origin} != {"outline", "heading"} or abs((a.page or 0) - (b.page or 0)) > 1:
+            continue
+        if _norm(a.title) != _norm(b.title) or not _norm(a.title):
+            continue
+        keep, gone = (k, k + 1) if a.origin == "outline" else (k + 1, k)
+        ke, ge = entries[keep], entries[gone]
+        ke.body = "\n".join(x for x in ((a.body, b.body)) if x)
+        ke.page = min(a.page or 0, b.page or 0)  # PDF entries always have a page
+        ke.end_page = max(a.end_page, b.end_page)
+        if keep > gone:
+            ke.parent = ge.parent
+            ke.level = ge.level
+        into[gone] = keep
+    if not into:
+        return entries
+    out: list[Entry] = []
+    new_index: dict[int, int] = {}
+    for k, e in enumerate(entries):
+        if k in into:
+            continue
+        p = e.parent
+        while p is not None and p in into:
+            p = into[p]
+        e.parent = new_index.get(p) if p is not None else None
+        new_index[k] = len(out)
+        out.append(e)
+    for e in out:
+        e.level = out[e.parent].level + 1 if e.parent is not None else 1
+    return out

@@ -1,0 +1,198 @@
+"""Run-in entries: a name at the start of a paragraph, then a separator, then its text.
+
+"Bless : Nearby allies gain +1", "Weak (STR): You can't exert much force", "Fragile – Items
+that are prone to breaking". They are found by their typography repeating on a page, never by
+their words: paragraph starts that share a separator and an indent (three or more), or that set
+the name in a font of its own before the separator (two or more).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gmtool.index.extract.inline import Inline, Pos, namelike
+from gmtool.index.extract.pdf_layout import Line
+from gmtool.index.extract.titles import split_abbrev
+
+# name, separator, text: "Name : text", "Name: text", "Name – text", "Name — text", "Name - text"
+_TEXT_SEP = re.compile(
+    r"^(?P<name>[^\s:\u2013\u2014][^:\u2013\u2014]{0,47}?)"
+    r"(?P<sep>\s+:\s+|:\s+|\s+[\u2013\u2014]\s+|[\u2014]|\s+-\s+)(?P<rest>\S.*)$"
+)
+_LEAD_SEP = re.compile(r"^(?P<name>.+?)\s*(?P<sep>[:.\u2013\u2014]|\s-)$")
+# repetitions on a page that make a pattern: plain text needs more evidence than a font change
+_MIN_TEXT = 3
+_MIN_STYLED = 2
+
+
+def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None) -> bool:
+    """Line i opens a paragraph: a break in column, spacing, size or indent before it, the
+    line before it ends a sentence, or (given the columns' right edges) ends well short."""
+    j = i - 1
+    while j >= 0 and j in skip:
+        j -= 1
+    if j < 0:
+        return True
+    prev, ln = lines[j], lines[i]
+    return (
+        prev.col != ln.col
+        or (right is not None and prev.x1 < right.get(prev.col, prev.x1) - 3 * prev.size)
+        or prev.text.endswith((".", "!", "?", ":", ")"))
+        or ln.base - prev.base > 1.4 * max(ln.size, prev.size)
+        or ln.base < prev.base
+        or abs(prev.size - ln.size) > 0.3
+        or abs(prev.x0 - ln.x0) > 0.7 * ln.size
+    )
+
+
+def _right_edges(lines: list[Line]) -> dict[int, float]:
+    right: dict[int, float] = {}
+    for ln in lines:
+        right[ln.col] = max(right.get(ln.col, 0.0), ln.x1)
+    return right
+
+
+def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
+    """Line indexes grouped by column, a key, and left edge (within 2.5 pt of a neighbour)."""
+    out: list[list[int]] = []
+    for i in sorted(idxs, key=lambda i: (lines[i].col, key(i), lines[i].x0)):
+        g = out[-1] if out else None
+        if g and (lines[g[-1]].col, key(g[-1])) == (lines[i].col, key(i)) and lines[i].x0 - lines[g[-1]].x0 <= 2.5:
+            g.append(i)
+        else:
+            out.append([i])
+    return [sorted(g) for g in out]
+
+
+def _candidate(ln: Line) -> tuple[str, str, str] | None:
+    """(name, separator kind, rest) of a line that opens with a run-in name."""
+    if ln.lead:
+        m = _LEAD_SEP.match(ln.lead)
+        rest = ln.text[len(ln.lead):].strip()
+        if m and rest and namelike(m.group("name")):
+            return m.group("name"), "font", rest
+        if not m and rest[:1] in (":", ".", "\u2013", "\u2014") and namelike(ln.lead):
+            return ln.lead, "font", rest[1:].strip()
+    m = _TEXT_SEP.match(ln.text)
+    if m and namelike(m.group("name"), 5):
+        name = m.group("name").strip()
+        if name[:1].isupper() or name[:1].isdigit() or name[:1] in "+":
+            return name, m.group("sep").strip() or " ", m.group("rest")
+    return None
+
+
+def _paragraph(lines: list[Line], i: int, starts: set[int], skip: set[int]) -> list[int]:
+    """Line indexes of the paragraph opened at line i (up to the next run-in or break)."""
+    out = [i]
+    j = i + 1
+    while j < len(lines):
+        if j in skip:
+            j += 1
+            continue
+        if j in starts or _starts_paragraph(lines, j, skip):
+            break
+        out.append(j)
+        j += 1
+    return out
+
+
+def find_runins(pages, drop, thr: float) -> list[Inline]:
+    """Run-in entries of every page, in document order."""
+    found: list[Inline] = []
+    for pi, (_w, _h, lines) in enumerate(pages):
+        cands: dict[int, tuple[str, str, str]] = {}
+        right = _right_edges(lines)
+        for i, ln in enumerate(lines):
+            if i in drop[pi] or ln.size >= thr or len(ln.text) < 4:
+                continue
+            c = _candidate(ln)
+            if c and _starts_paragraph(lines, i, drop[pi], right):
+                cands[i] = c
+        if not cands:
+            continue
+        keep: set[int] = set()
+        seps = {i: c[1] for i, c in cands.items()}
+        for idxs in _indent_groups(lines, cands, seps.__getitem__):
+            if len(idxs) >= (_MIN_STYLED if seps[idxs[0]] == "font" else _MIN_TEXT):
+                keep.update(idxs)
+        for i in sorted(keep):
+            name, _sep, rest = cands[i]
+            name, tags = split_abbrev(name)
+            para = _paragraph(lines, i, keep, drop[pi])
+            body = " ".join([rest] + [lines[j].text for j in para[1:]])
+            found.append(Inline(Pos(pi, i), name.strip(), body, tags or None, "runin"))
+    return found
+
+
+_CUT = re.compile(r"\s(?=[\d+(\u2013-])")
+
+
+def _name_of(text: str) -> tuple[str, list[str]]:
+    """Name and tags of a title line: the name ends before the first number, bracket or
+    lower-case word that is not followed by a capitalised one ("Keg of Dwarven Stout 10
+    coins", "Ragged Bow near, 15 coins")."""
+    words = text.split()
+    cut = len(words)
+    for k, w in enumerate(words):
+        if k == 0:
+            continue
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not nxt[:1].isupper()):
+            cut = k
+            break
+    name = " ".join(words[:cut]).rstrip(",;")
+    rest = " ".join(words[cut:])
+    return name, [t.strip() for t in rest.split(",") if t.strip()]
+
+
+def find_title_lines(pages, drop, thr: float) -> list[Inline]:
+    """One-line paragraphs set at body size above a paragraph, repeating down a page with
+    the same indent ("Bless Level 1 Ongoing", "Bandages 3 uses, slow, 5 coins"): minor
+    entries that no bookmark or font size marks."""
+    from gmtool.index.extract.titles import sibling_tag_cuts
+
+    found: list[Inline] = []
+    for pi, (_w, _h, lines) in enumerate(pages):
+        skip = drop[pi]
+        right: dict[int, float] = {}
+        left: dict[int, float] = {}
+        for ln in lines:
+            right[ln.col] = max(right.get(ln.col, 0.0), ln.x1)
+            left[ln.col] = min(left.get(ln.col, 1e9), ln.x0)
+        cands: list[int] = []
+        for i, ln in enumerate(lines):
+            t = ln.text
+            if i in skip or ln.size >= thr or i + 2 >= len(lines) or not (t[:1].isupper() or t[:1].isdigit()):
+                continue
+            if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
+                continue
+            full = ln.x1 > right[ln.col] - 2 * ln.size
+            j = i + 1
+            if j in skip or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
+                continue
+            nxt = lines[j].text
+            if ". " in t or (lines[j].col == ln.col and abs(lines[j].x0 - ln.x0) > 2) or not (nxt[:1].isupper() or nxt[:1].isdigit()) or lines[j].lead or lines[j].lead_bold:
+                continue  # a sentence's first words, not a title above its paragraph
+            tags = _name_of(t)[1]
+            priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
+            if full and not priced:
+                continue
+            if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
+                continue  # the next paragraph is one short line too: a list, a stat block
+            cands.append(i)
+        for idxs in _indent_groups(lines, cands, lambda i: ""):
+            if len(idxs) < _MIN_TEXT:
+                continue
+            texts = [lines[i].text for i in idxs]
+            cuts = sibling_tag_cuts(texts)
+            for i, t, cut in zip(idxs, texts, cuts, strict=False):
+                if cut:
+                    name, tags = t[:cut].strip(), t[cut:].split()
+                else:
+                    name, tags = _name_of(t)
+                if not name or not namelike(name):
+                    continue
+                para = _paragraph(lines, i + 1, set(), skip)
+                body = " ".join(lines[j].text for j in para)
+                found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
+    return found

@@ -1,0 +1,146 @@
+"""Typing for any game system: section context, table headers and stat-block shape.
+
+classify.py reads D&D's own lines ("3rd-level evocation", "Challenge 5"); most other books
+print none of them. What they do share is the genre's vocabulary for *sections*: a monster
+sits in a "Bestiary" or under a "Creature" column, a spell under "Cleric Spells" or
+"Rituals", gear under "Equipment". The words below are those general section words (never
+a name from any book), each mapped onto one of the ten types. A section word alone is not
+enough: the entry must also look like a thing of that kind (a named run-in or table row, a
+stat line, a price), so that rules text about monsters is not a monster. Precision first:
+an entry that fits no rule stays untyped.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The genre's section words, by the type of what such a section lists. Matched against the
+# normalised title's last words ("cleric spells", "dungeon gear", "armor list").
+_CONTEXT_WORDS: dict[str, str] = {
+    "monster": r"monsters?|creatures?|bestiary|bestiaries|adversar(?:y|ies)|foes|enemies|npcs?"
+    r"|nonplayer characters?|non player characters?|antagonists|opponents|denizens",
+    "spell": r"spells|grimoires?|rituals|miracles|powers|prayers|incantations|rotes|cantrips",
+    "item": r"equipment|gear|loot|treasures?|items|weapons?|armou?rs?|goods|provisions|supplies|price list",
+    "race": r"ancestr(?:y|ies)|races|kin|kindreds?|lineages?|species|heritages?|peoples",
+    "background": r"backgrounds?|communit(?:y|ies)|upbringings?",
+    "class": r"classes|playbooks|archetypes|callings|professions|careers",
+    "feat": r"feats|talents|edges|advanced moves|advances|boons|perks",
+    "condition": r"conditions|debilit(?:y|ies)|status(?:es)?(?: effects)?|afflictions|ailments|injuries",
+}
+_SUFFIX = r"(?: list| lists| table| tables| descriptions| a z)?"
+CONTEXT = {t: re.compile(rf"(?:^|\s)(?:{w}){_SUFFIX}$") for t, w in _CONTEXT_WORDS.items()}
+# A column header names what its rows are, often in the singular ("CREATURE HD ...", "ITEM COST").
+_HEADER_SINGULAR: dict[str, str] = {
+    "monster": "monster|creature|adversary|foe|enemy|npc",
+    "spell": "spell|ritual|power|prayer|miracle",
+    "item": "item|weapon|armou?r|gear|equipment",
+}
+HEADER = {t: re.compile(rf"^(?:{w}|{_HEADER_SINGULAR.get(t, w)})\b") for t, w in _CONTEXT_WORDS.items()}
+# Headings that are about a kind, not lists of it ("Monster Tags", "Making Monsters").
+_NOT_A_LIST = re.compile(r"\b(tags?|rules?|making|using|creating|building|designing|elements of|parts of|about|reading)\b")
+
+# Stat-block shape: hit points with armour, attacks or hit dice, in the first lines.
+_HP = re.compile(r"\b\d+\s*(?:hp|hit points)\b|\b(?:hp|hit points|hd|hit dice)\s*:?\s*\d+", re.IGNORECASE)
+_DEFENCE = re.compile(
+    r"\b\d+\s*armou?r\b|\b(?:ac|armou?r class|armou?r|defen[cs]e)\s*:?\s*\d+|\bhd\s*:?\s*\d", re.IGNORECASE
+)
+_ATTACK = re.compile(r"\(\s*[bw]?\[?\d*d\d+[^)]*damage|\bdamage\s*:?\s*\d*d\d+|\bmorale\s*:?\s*\d", re.IGNORECASE)
+_INSTINCT = re.compile(r"(?:^|\n|[.!?\"”]\s)instinct\s*:\s*\w", re.IGNORECASE)
+# Priced or weighed like gear: "15 coins", "50 gp", "2 weight", "Cost: 5".
+_PRICE = re.compile(
+    r"\b\d[\d,./]*\s*(?:gp|sp|cp|gc|gold|silver|copper|coins?|credits?|weight|wt)\b|\b(?:cost|price)\s*:?\s*\d",
+    re.IGNORECASE,
+)
+# "Level 1", "Ongoing": a spell's tag line (the level alone is not enough outside a spell list).
+_SPELL_TAGS = re.compile(r"^(?:level|lvl|circle|rank)\s*\d", re.IGNORECASE)
+# Headings of level groups inside a list: "1st Level", "Cantrips (0 Level)", "3".
+_LEVEL_LABEL = re.compile(r"^(?:\d+(?:st|nd|rd|th)?(?: level)?|level \d+|cantrips?(?: 0 level)?|\d+ \d+)$")
+# A section whose text says its entries are bought when levelling up lists feat-like options.
+_BOUGHT = re.compile(
+    r"\bwhen you (?:gain|reach|advance) (?:a|to a|each) (?:new )?level\b[^.]{0,60}\bchoose\b"
+    r"|\bchoose (?:one|from) (?:of )?these\b[^.]{0,40}\blevel|\beach time you (?:level|gain a level)\b[^.]{0,60}\b(?:choose|pick|take)\b",
+    re.IGNORECASE,
+)
+# Class shape: a class states its hit points or hit die, and has feature or advancement parts.
+_CLASS_HP = re.compile(
+    r"\bstarting hp\b|\bhp per level\b|\bhit (?:die|dice)\s*:?\s*\d*d\d+|\bmaximum hp is\b|\bbase hp\b"
+    r"|\bd\d+\s+(?:hp|hit points)\b",
+    re.IGNORECASE,
+)
+_CLASS_PART = re.compile(
+    r"^(?:(?:starting|advanced|special|class|core) (?:moves|features|abilities|talents)|features"
+    r"|level(?:l)?ing up|level up|advancement|advances)$"
+)
+_CHARACTER_CLASS = re.compile(r"\bcharacter class\b|\bthis character\b|\bthis class\b", re.IGNORECASE)
+# Front and back matter: never rules, whatever their length.
+FRONT_MATTER = re.compile(
+    r"\b(contents|credits|thanks|thank you|licen[cs]e|legal|colophon|foreword|preface|acknowledg\w*|backers"
+    r"|kickstarter|contributors|influences|dedication|copyright|open game|ogl|index|about the authors?"
+    r"|changelog|change log|version history|living document|designer s notes|what s this)\b"
+)
+NAME_ORIGINS = ("runin", "row", "line")  # entries extract found as names, not headings
+
+
+def context_of(title: str) -> str | None:
+    """The type a section lists, from its (normalised) title; None for other sections."""
+    if _NOT_A_LIST.search(title):
+        return None
+    for t, rx in CONTEXT.items():
+        if rx.search(title):
+            return t
+    return None
+
+
+def header_type(line: str) -> str | None:
+    """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
+    h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()
+    for t, rx in HEADER.items():
+        if rx.match(h):
+            return t
+    return None
+
+
+def has_stat_shape(title_tags: str, body: str) -> bool:
+    """A stat block of any system: hit points with armour/attacks, or an NPC's instinct line."""
+    head = f"{title_tags}\n{body[:400]}"
+    if _HP.search(head) and (_DEFENCE.search(head) or _ATTACK.search(head)):
+        return True
+    return bool(_INSTINCT.search(body[:1500]))
+
+
+def has_price(text: str) -> bool:
+    return bool(_PRICE.search(text))
+
+
+def spell_tags(tags: list[str] | None) -> bool:
+    return bool(tags) and bool(_SPELL_TAGS.match(" ".join(tags or [])))
+
+
+def is_level_label(title: str) -> bool:
+    return bool(_LEVEL_LABEL.match(title))
+
+
+def bought_at_level_up(body: str) -> bool:
+    return bool(_BOUGHT.search(body[:600]))
+
+
+_TO_PLAYER = re.compile(
+    r"^\W*(?:when\b|you |your |if you|once per|requires?\b|prerequisites?\b|replaces\b|\+\d)", re.IGNORECASE
+)
+
+
+def speaks_to_player(body: str) -> bool:
+    """An option's text addresses the player ("When you...", "You gain..."); rules text rarely opens so."""
+    return bool(_TO_PLAYER.match(body))
+
+
+def class_shape(body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
+    """Hit points stated for the class, with feature or advancement parts below it."""
+    parts = sum(1 for k in kid_titles[:6] if _CLASS_PART.match(k))
+    if parts == 0:
+        return False
+    if _CLASS_HP.search(body[:600]):
+        return True
+    if parts >= 2:
+        return True
+    return any(_CLASS_HP.search(h) and _CHARACTER_CLASS.search(h) for h in kid_heads[:4])

@@ -1,0 +1,154 @@
+"""The one-time CPU rewrite of an int8-weight sentence-embedding graph, with the `onnx` package.
+
+Two patterns are rewritten; everything else is left exactly as it was:
+
+- ``MatMul(A, Mul(Cast(W_q: int8), scale[1, N]))`` becomes
+  ``com.microsoft.DynamicQuantizeMatMul(A, W_q, scale[N])``: the same int8 weights, multiplied
+  by onnxruntime's int8 kernel instead of being dequantized to float on every run.
+- ``Where(IsNaN(Softmax(x)), 0, Softmax(x))`` becomes ``Identity(Softmax(x))``: the NaN guard
+  after each attention softmax is dead code, because no row is ever fully masked.
+
+The caller (gmtool.rank.embed) checks the result against the source model before caching it.
+Importing this module is cheap: onnx is imported on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onnx import GraphProto, ModelProto, NodeProto, TensorProto
+
+MS_DOMAIN = "com.microsoft"
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+_INT8 = 3  # onnx.TensorProto.INT8, named here so that matching needs no onnx import
+_FLOAT = 1  # onnx.TensorProto.FLOAT
+
+
+@dataclass
+class _Graph:
+    """Who produces and who consumes each tensor, by node position."""
+
+    nodes: list[NodeProto]
+    inits: dict[str, TensorProto]
+    outputs: set[str]
+    producer: dict[str, int] = field(default_factory=dict)
+    consumers: dict[str, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, graph: GraphProto) -> _Graph:
+        g = cls(list(graph.node), {t.name: t for t in graph.initializer}, {o.name for o in graph.output})
+        for i, node in enumerate(g.nodes):
+            for name in node.output:
+                g.producer[name] = i
+            for name in node.input:
+                g.consumers.setdefault(name, []).append(i)
+        return g
+
+    def made_by(self, tensor: str, op: str) -> int | None:
+        """The position of the node that produces `tensor`, if it is an `op` node."""
+        i = self.producer.get(tensor)
+        return i if i is not None and self.nodes[i].op_type == op else None
+
+    def used_once(self, tensor: str) -> bool:
+        return len(self.consumers.get(tensor, [])) == 1 and tensor not in self.outputs
+
+
+@dataclass
+class _Plan:
+    """What to change: nodes to drop, nodes to replace (by position), scales to flatten to 1-D."""
+
+    drop: set[int] = field(default_factory=set)
+    replace: dict[int, NodeProto] = field(default_factory=dict)
+    flatten: dict[str, int] = field(default_factory=dict)
+
+
+def _int8_weight(g: _Graph, weight: str) -> tuple[int, int, str, str, int] | None:
+    """(Mul position, Cast position, int8 initializer, scale initializer, N) when `weight` is
+    Mul(Cast(W_q: int8 [K, N]), scale: float [1, N] or [N]), each piece used only here."""
+    mi = g.made_by(weight, "Mul")
+    if mi is None or not g.used_once(weight) or len(g.nodes[mi].input) != 2:
+        return None
+    cast_out, scale = g.nodes[mi].input
+    ci = g.made_by(cast_out, "Cast")
+    if ci is None or not g.used_once(cast_out):
+        return None
+    q = g.nodes[ci].input[0]
+    if q not in g.inits or scale not in g.inits or len(g.consumers.get(scale, [])) != 1:
+        return None
+    qt, st = g.inits[q], g.inits[scale]
+    if qt.data_type != _INT8 or st.data_type != _FLOAT or len(qt.dims) != 2:
+        return None
+    n = qt.dims[1]
+    if list(st.dims) not in ([1, n], [n]):
+        return None
+    return mi, ci, q, scale, n
+
+
+def _plan_matmul(g: _Graph, i: int, node: NodeProto, plan: _Plan) -> None:
+    from onnx import helper
+
+    found = _int8_weight(g, node.input[1])
+    if found is None:
+        return
+    mi, ci, q, scale, n = found
+    plan.drop.update((mi, ci))
+    plan.flatten[scale] = n
+    plan.replace[i] = helper.make_node("DynamicQuantizeMatMul", [node.input[0], q, scale], list(node.output),
+                                       name=node.output[0] + "_dqmm", domain=MS_DOMAIN)
+
+
+def _plan_nan_guard(g: _Graph, i: int, node: NodeProto, plan: _Plan) -> None:
+    from onnx import helper
+
+    cond, _, x = node.input
+    if g.made_by(x, "Softmax") is None:
+        return
+    ni = g.made_by(cond, "IsNaN")
+    if ni is None or list(g.nodes[ni].input) != [x] or g.consumers.get(cond) != [i]:
+        return
+    plan.drop.add(ni)
+    plan.replace[i] = helper.make_node("Identity", [x], list(node.output), name=node.output[0] + "_nonan")
+
+
+def _plan(g: _Graph) -> _Plan:
+    plan = _Plan()
+    for i, node in enumerate(g.nodes):
+        if node.domain not in _DEFAULT_DOMAINS:
+            continue
+        if node.op_type == "MatMul" and len(node.input) == 2:
+            _plan_matmul(g, i, node, plan)
+        elif node.op_type == "Where" and len(node.input) == 3:
+            _plan_nan_guard(g, i, node, plan)
+    return plan
+
+
+def _apply(model: ModelProto, g: _Graph, plan: _Plan) -> None:
+    """Edit `model` in place; node order is kept, so the graph stays topologically sorted."""
+    from onnx import helper
+
+    graph = model.graph
+    kept = [plan.replace.get(i, node) for i, node in enumerate(g.nodes) if i not in plan.drop]
+    del graph.node[:]
+    graph.node.extend(kept)
+    for name, n in plan.flatten.items():
+        dims = g.inits[name].dims
+        del dims[:]
+        dims.append(n)
+    if not any(op.domain == MS_DOMAIN for op in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
+
+
+def rewrite_model(data: bytes) -> tuple[bytes, int]:
+    """(new model bytes, number of rewritten nodes); 0 rewritten nodes means nothing matched and
+    `data` comes back unchanged."""
+    import onnx
+
+    model = onnx.load_model_from_string(data)
+    g = _Graph.of(model.graph)
+    plan = _plan(g)
+    if not plan.replace:
+        return data, 0
+    _apply(model, g, plan)
+    return model.SerializeToString(), len(plan.replace)

@@ -1,0 +1,202 @@
+"""Where everything lives under an index dir, and which files there are gmtool's.
+
+    INDEX_DIR/
+      .gmtool-index          marker: this folder is a gmtool index (see `claim`)
+      manifest.json          which sources are indexed, written last (storage.manifest)
+      lock                   writer lock, holding the writer's pid (storage.lock)
+      index/SID.index.json   entries of one source; SID.pages.json its page texts;
+                             SID.prev.*.json the version the manifest names while replaced
+      keyword/DIGEST.*       library-wide BM25 and title matrices (rank.keyword)
+      tokens/SID.KEY.vN.npz  per-source token cache (rank.keyword)
+      vectors/SID.*          sentence vectors (storage.vectors)
+      logs/KIND-STAMP.log    one log per run
+
+Nothing outside this module spells out these names. Cleaning and sweeping remove only names
+that match these patterns, so a file someone else put in the folder is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+from gmtool.errors import UsageError
+from gmtool.storage.atomic import atomic_write, is_temp_name
+
+MARKER = ".gmtool-index"
+MANIFEST = "manifest.json"
+LOCKFILE = "lock"
+SOURCES_DIR = "index"
+KEYWORD_DIR = "keyword"
+TOKENS_DIR = "tokens"
+VECTORS_DIR = "vectors"
+LOGS_DIR = "logs"
+
+_MARKER_TEXT = b"This folder is a gmtool index. gmtool writes and deletes only its own files here.\n"
+
+# What gmtool writes, by folder; anything else is somebody else's.
+_OWNED: dict[str, re.Pattern[str]] = {
+    "": re.compile(rf"^({re.escape(MANIFEST)}|{re.escape(LOCKFILE)}|{re.escape(MARKER)})$"),
+    SOURCES_DIR: re.compile(r"^[a-z0-9][a-z0-9-]*\.(prev\.)?(index|pages)\.json$", re.IGNORECASE),
+    KEYWORD_DIR: re.compile(r"^[0-9a-f]{16}\.(bm25|fuzzy|docs\.json)$"),
+    TOKENS_DIR: re.compile(r"^[^/.]+\.[0-9a-f]{16}\.v\d+\.npz$"),
+    VECTORS_DIR: re.compile(r"^[^/.]+\.(npy|keys\.json|units\.json)$"),
+    LOGS_DIR: re.compile(r"^[a-z]+-\d{8}T\d{6}\d*Z\.log$"),
+}
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def manifest_path(index_dir: Path) -> Path:
+    return index_dir / MANIFEST
+
+
+def lock_path(index_dir: Path) -> Path:
+    return index_dir / LOCKFILE
+
+
+def source_file(index_dir: Path, source_id: str) -> Path:
+    return index_dir / SOURCES_DIR / f"{source_id}.index.json"
+
+
+def pages_file(index_dir: Path, source_id: str) -> Path:
+    return index_dir / SOURCES_DIR / f"{source_id}.pages.json"
+
+
+def prev_file(path: Path) -> Path:
+    """Where the version the manifest still names is kept while `path` is being replaced."""
+    sid, _, rest = path.name.partition(".")
+    return path.with_name(f"{sid}.prev.{rest}")
+
+
+def keyword_dir(index_dir: Path) -> Path:
+    return index_dir / KEYWORD_DIR
+
+
+def keyword_files(index_dir: Path, digest: str) -> list[Path]:
+    """The two matrices whose stats the manifest records (the docs list is checked by digest)."""
+    return [keyword_dir(index_dir) / f"{digest}{ext}" for ext in (".bm25", ".fuzzy")]
+
+
+def keyword_docs_file(index_dir: Path, digest: str) -> Path:
+    return keyword_dir(index_dir) / f"{digest}.docs.json"
+
+
+def tokens_dir(index_dir: Path) -> Path:
+    return index_dir / TOKENS_DIR
+
+
+def token_cache_file(index_dir: Path, sid: str, key: str, version: int) -> Path:
+    return tokens_dir(index_dir) / f"{sid}.{key}.v{version}.npz"
+
+
+def vectors_dir(index_dir: Path) -> Path:
+    return index_dir / VECTORS_DIR
+
+
+def vector_files(index_dir: Path, sid: str) -> tuple[Path, Path]:
+    """(vectors .npy, keys .json) of one source."""
+    safe = sid.replace("/", "_").replace("\\", "_")
+    folder = vectors_dir(index_dir)
+    return folder / f"{safe}.npy", folder / f"{safe}.keys.json"
+
+
+def unit_index_file(index_dir: Path, sid: str) -> Path:
+    return vectors_dir(index_dir) / f"{sid}.units.json"
+
+
+def logs_dir(index_dir: Path) -> Path:
+    return index_dir / LOGS_DIR
+
+
+# --- ownership --------------------------------------------------------------------------------
+
+
+def is_ours(path: Path, index_dir: Path) -> bool:
+    """A file gmtool wrote (or a temp file of one of its writes) at its place in the layout."""
+    try:
+        rel = path.relative_to(index_dir)
+    except ValueError:
+        return False
+    folder = rel.parent.as_posix()
+    folder = "" if folder == "." else folder
+    pattern = _OWNED.get(folder)
+    return pattern is not None and (is_temp_name(rel.name) or bool(pattern.match(rel.name)))
+
+
+def has_marker(index_dir: Path) -> bool:
+    return (index_dir / MARKER).is_file()
+
+
+def _looks_like_ours(index_dir: Path) -> bool:
+    """A folder without the marker that holds only gmtool's names (an index of gmtool 0.1,
+    or one whose marker was lost) is adopted; anything else is someone else's."""
+    for entry in os.scandir(index_dir):
+        if entry.is_dir(follow_symlinks=False) and entry.name in _OWNED:
+            inner = Path(entry.path)
+            if any(not is_ours(Path(e.path), index_dir) for e in os.scandir(inner)):
+                return False
+        elif not (entry.is_file(follow_symlinks=False) and is_ours(Path(entry.path), index_dir)):
+            return False
+    return True
+
+
+def not_ours(index_dir: Path) -> UsageError:
+    return UsageError(
+        "INDEX_DIR_NOT_OURS",
+        f"{index_dir} holds files that gmtool did not write, so gmtool will not write or clean there",
+        "point GMTOOL_INDEX_DIR at an empty folder or an existing gmtool index (the default is LIBRARY/.gmtool)",
+    )
+
+
+def claim(index_dir: Path) -> None:
+    """Writers only, before they touch the folder: create it with its marker, or check that it
+    is ours; INDEX_DIR_NOT_OURS (exit 2) for a non-empty folder that is not."""
+    if index_dir.exists() and not index_dir.is_dir():
+        raise not_ours(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    if has_marker(index_dir):
+        return
+    if not _looks_like_ours(index_dir):
+        raise not_ours(index_dir)
+    atomic_write(index_dir / MARKER, _MARKER_TEXT)
+
+
+def owned_files(index_dir: Path) -> list[Path]:
+    """Every file of ours under the index dir (the lock and the marker included)."""
+    out: list[Path] = []
+    for folder in _OWNED:
+        base = index_dir / folder if folder else index_dir
+        with contextlib.suppress(OSError):
+            out.extend(Path(e.path) for e in os.scandir(base) if e.is_file(follow_symlinks=False)
+                       and is_ours(Path(e.path), index_dir))
+    return sorted(out)
+
+
+def clean(index_dir: Path) -> list[Path]:
+    """Delete what gmtool wrote (keeping the lock and the marker); folders left empty go too.
+    The caller holds the writer lock, which `claim`ed the folder first."""
+    removed: list[Path] = []
+    for path in owned_files(index_dir):
+        if path.parent == index_dir and path.name in (LOCKFILE, MARKER):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    for folder in _OWNED:
+        if folder:
+            with contextlib.suppress(OSError):
+                (index_dir / folder).rmdir()  # only when empty
+    return removed
+
+
+def dir_size(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(root, name)).st_size
+    return total

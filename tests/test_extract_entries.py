@@ -1,0 +1,95 @@
+"""Entries beyond headings (run-ins, table rows, stat blocks) and clean titles, on a generated PDF."""
+
+from __future__ import annotations
+
+import pytest
+
+from gmtool.index.extract.pdf import extract_pdf
+from gmtool.index.extract.titles import clean_title, repair_kerning, repair_ligatures, sibling_tag_cuts
+from tests.pdfgen import make_entries_pdf
+
+
+@pytest.fixture(scope="module")
+def doc(tmp_path_factory):
+    pytest.importorskip("fpdf")
+    return extract_pdf(make_entries_pdf(tmp_path_factory.mktemp("entries") / "entries.pdf"))
+
+
+def _by_title(doc):
+    return {e.title: e for e in doc.entries}
+
+
+def test_runin_entries_have_parent_and_body(doc):
+    es = _by_title(doc)
+    for name in ("Frost Lance", "Quiet Step", "Ember Ward"):
+        e = es[name]
+        assert e.origin == "runin"
+        assert doc.entries[e.parent].title == "Spells"
+        assert e.page == 1
+    assert "1d8 damage" in es["Frost Lance"].body
+    # the section keeps the text too
+    assert "1d8 damage" in es["Spells"].body
+
+
+def test_name_first_table_rows(doc):
+    es = _by_title(doc)
+    for name in ("Lantern", "Iron Pot", "Rope Ladder", "Chalk"):
+        assert es[name].origin == "row"
+        assert doc.entries[es[name].parent].title == "Gear"
+    assert "10 coins" in es["Lantern"].body
+    assert "ITEM" not in es  # the header row is not an entry
+
+
+def test_soft_hyphen_reads_as_hyphen(doc):
+    assert "1-hand weapon" in _by_title(doc)
+
+
+def test_stat_block_name_split_from_tag_line(doc):
+    es = _by_title(doc)
+    troll = es["Cave Troll"]
+    assert troll.tags == ["Large", "Solitary"]
+    assert "12 HP" in troll.body
+    assert not any(t.startswith("Cave Troll ") for t in es)
+
+
+def test_repeated_label_folded_into_parent(doc):
+    es = _by_title(doc)
+    assert "Notes" not in es
+    assert "keeps to its lair" in es["Cave Troll"].body
+
+
+def test_title_repairs():
+    assert clean_title("WARRIOR \u00b6") == "WARRIOR"
+    assert clean_title("``Hacking'' the Game") == "\u201cHacking\u201d the Game"
+    assert clean_title("1\u00adhand weapon") == "1-hand weapon"
+    vocab = {"handed": 4, "two": 3, "knife": 2, "difficulty": 2}
+    assert repair_kerning("Two-Hand ed", vocab) == "Two-Handed"
+    assert repair_ligatures("a di\ufffeculty", vocab) == "a difficulty"
+    cuts = sibling_tag_cuts(["Sleep Level 3 Enchantment", "Bless Level 1", "Light Rote", "Fireball Level 3 Evocation"])
+    assert cuts[0] == len("Sleep") and cuts[2] is None
+
+
+def test_side_by_side_headings_split(doc):
+    es = _by_title(doc)
+    assert "Supply" in es and "Bolster" in es
+    assert not any("Supply" in t and "Bolster" in t for t in es)
+
+
+def test_stat_line_set_large_is_not_a_heading(doc):
+    assert not any(t.startswith("STARTING HIT POINTS") for t in _by_title(doc))
+    assert any("STARTING HIT POINTS - 6" in e.body for e in doc.entries)
+
+
+def test_bookmark_and_heading_twins_merge():
+    from gmtool.index.extract.labels import merge_twins
+    from gmtool.types import Entry
+
+    es = [
+        Entry("Dungeon World", 1, 1, 1, origin="heading", body="intro"),
+        Entry("Dungeon World", 1, 1, 1, origin="outline"),
+        Entry("The Bard", 2, 1, 1, parent=1, origin="outline", body="poems"),
+    ]
+    out = merge_twins(es)
+    assert [e.title for e in out] == ["Dungeon World", "The Bard"]
+    assert out[0].origin == "outline" and out[0].body == "intro"
+    assert out[1].parent == 0
