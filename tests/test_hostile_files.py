@@ -255,3 +255,13 @@ def test_text_file_without_headings_is_one_entry(tmp_path: Path) -> None:
     doc = extract_text(p)
     assert [(e.title, e.line, e.page) for e in doc.entries] == [("notes", 1, None)]
     assert doc.entries[0].body == "just some notes about goblins\nand their caves"
+
+
+def test_verify_does_not_block_on_a_book_replaced_by_a_fifo(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    _md(lib / "book.md")
+    assert _scan(lib)[0] == 0
+    (lib / "book.md").unlink()
+    os.mkfifo(lib / "book.md")
+    report = Engine(lib).verify()
+    assert [(p.code, p.file) for p in report.problems] == [("NOT_A_FILE", "book.md")]
