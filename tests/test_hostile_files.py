@@ -265,3 +265,18 @@ def test_verify_does_not_block_on_a_book_replaced_by_a_fifo(tmp_path: Path) -> N
     os.mkfifo(lib / "book.md")
     report = Engine(lib).verify()
     assert [(p.code, p.file) for p in report.problems] == [("NOT_A_FILE", "book.md")]
+
+
+def test_reads_have_a_size_and_a_time_limit(tmp_path: Path) -> None:
+    from gmtool.errors import ExtractError
+    from gmtool.index.files import read_blocks, read_bytes
+
+    big = tmp_path / "big.md"
+    big.write_bytes(b"x" * (3 << 20))
+    with pytest.raises(ExtractError) as exc:
+        read_bytes(big, limit=1 << 20)
+    assert exc.value.code == "FILE_TOO_LARGE"
+    with pytest.raises(ExtractError) as exc:
+        list(read_blocks(big, timeout_s=-1.0))  # a read past its deadline stops at the next block
+    assert exc.value.code == "READ_TIMEOUT"
+    assert len(read_bytes(big)) == 3 << 20

@@ -28,6 +28,7 @@ import hashlib
 import os
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from gmtool.errors import ExtractError, GmtoolError
@@ -150,7 +151,7 @@ def _check_size(path: Path, size: int, limit: int) -> None:
                            "split the file into smaller books")
 
 
-def read_blocks(path: Path, limit: int | None = None, timeout_s: float = READ_TIMEOUT_S):  # type: ignore[no-untyped-def]
+def read_blocks(path: Path, limit: int | None = None, timeout_s: float = READ_TIMEOUT_S) -> Iterator[bytes]:
     """Yield a regular file's bytes in blocks, within a size and a time limit."""
     limit = max_bytes(path) if limit is None else limit
     fd = open_regular(path)
