@@ -65,7 +65,7 @@ def test_index_file_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
     lib = tmp_path / "lib"
     _md(lib / "ok.md")
     os.mkfifo(lib / "pipe.md")
-    r = runner.invoke(app, ["index", "-L", str(lib), str(lib / "pipe.md"), "--no-embed", "--json"])
+    r = runner.invoke(app, ["index", "-L", str(lib), str(lib / "pipe.md"), "--no-embed", "--json", "--workers", "1"])
     assert _codes(json.loads(r.stdout)) == {str(lib / "pipe.md"): "NOT_A_FILE"}
 
 
