@@ -68,13 +68,14 @@ def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool
 
     fastmcp logs the error it is handed at the level it carries; DEBUG keeps its traceback out of
     the log unless --debug asks for it."""
+    level = logging.WARNING
     if isinstance(exc, GmtoolError):
         code, message, hint = exc.code, exc.message, mcpout.mcp_hint(exc.code, exc.hint, tool)
-    else:
-        code, message = "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
+    else:  # a bug: one line still, the traceback with --debug
+        level, code, message = logging.ERROR, "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
         hint = "the server's log has the details (start it with `gmtool --debug serve` for the traceback); please report it"
     traced = debug and exc.__traceback__ is not None  # an argument error has no traceback worth showing
-    log.warning("%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
+    log.log(level, "%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
     return kind(mcpout.error_line(code, message, hint), log_level=logging.DEBUG)
 
 
@@ -153,7 +154,7 @@ class Service:
     def write(self, tool: str, fn: Callable[[Engine], T]) -> T:
         """Scans run on a fresh Engine so readers stay usable; they see the result via the manifest stamp."""
         with self._write, self._failing_as(tool, ToolError):
-            return fn(Engine(self.engine.paths.library))
+            return fn(Engine(self.engine.paths.library, settings=self.engine.settings))
 
     def has_embeddings(self) -> bool:
         from gmtool.storage.vectors import has_vectors

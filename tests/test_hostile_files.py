@@ -257,16 +257,6 @@ def test_text_file_without_headings_is_one_entry(tmp_path: Path) -> None:
     assert doc.entries[0].body == "just some notes about goblins\nand their caves"
 
 
-def test_verify_does_not_block_on_a_book_replaced_by_a_fifo(tmp_path: Path) -> None:
-    lib = tmp_path / "lib"
-    _md(lib / "book.md")
-    assert _scan(lib)[0] == 0
-    (lib / "book.md").unlink()
-    os.mkfifo(lib / "book.md")
-    report = Engine(lib).verify()
-    assert [(p.code, p.file) for p in report.problems] == [("NOT_A_FILE", "book.md")]
-
-
 def test_reads_have_a_size_and_a_time_limit(tmp_path: Path) -> None:
     from gmtool.errors import ExtractError
     from gmtool.index.files import read_blocks, read_bytes

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import needs_corpus
+from conftest import needs_corpus, scan_isolated
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -110,10 +110,15 @@ def _scanned(lib: Path, books: dict[str, str]) -> Path:
     return lib
 
 
-@pytest.fixture
-def books(tmp_path: Path) -> Path:
-    """Two small Markdown books that share a Fireball."""
-    return _scanned(tmp_path / "books", {"grimoire.md": GRIMOIRE, "tome.md": TOME})
+@pytest.fixture(scope="module")
+def books(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two small Markdown books that share a Fireball, scanned once for the module (read-only)."""
+    lib = tmp_path_factory.mktemp("books") / "books"
+    lib.mkdir()
+    for name, text in {"grimoire.md": GRIMOIRE, "tome.md": TOME}.items():
+        (lib / name).write_text(text, encoding="utf-8")
+    scan_isolated(lib, lib.parent / "config")
+    return lib
 
 
 # --- typo tolerance, normalisation, plurals ----------------------------------------------

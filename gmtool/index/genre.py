@@ -134,6 +134,19 @@ def speaks_to_player(body: str) -> bool:
     return bool(_TO_PLAYER.match(body))
 
 
+_STATE_VERB = r"(?:become|becomes|becoming|became|are|is|be|been|being|whilst|while|remain|remains|left|knocked)"
+
+
+def describes_state(title: str, body: str) -> bool:
+    """A condition of any system: a short state name ("Paralysed", "Out of Action") that its own
+    text uses as a state a character is in ("...cause PCs to become Paralysed. Whilst Paralysed...")."""
+    words = title.split()
+    if not 1 <= len(words) <= 3 or not 0 < len(body) < 1200 or not words[-1].endswith(("ed", "ened")):
+        return False
+    rx = rf"\b{_STATE_VERB}\s+(?:\w+\s+)?{re.escape(title)}\b"
+    return len(re.findall(rx, re.sub(r"[^a-z0-9]+", " ", body.lower()))) >= 2
+
+
 def class_shape(body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
     """Hit points stated for the class, with feature or advancement parts below it."""
     parts = sum(1 for k in kid_titles[:6] if _CLASS_PART.match(k))

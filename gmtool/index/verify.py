@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -92,6 +93,9 @@ def _file_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta)
         return [Problem("MISSING", meta.file, f"{sid}: the file is gone but still indexed", _FIX)]
     try:
         st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device in its place: never read it (it would hang)
+            return [Problem("NOT_A_FILE", meta.file, f"{sid}: the indexed path is no longer a regular file",
+                            "put the book back, or run `gmtool index` to drop it")]
         same = ((st.st_size, st.st_mtime) == (meta.size, meta.mtime)
                 and manifest.state.files.get(sid) in (None, FileStamp.of(st)))
         if same and sid not in manifest.state.files and st.st_ctime_ns > _indexed_ns(meta):
