@@ -135,7 +135,7 @@ class Engine:
                 "level": e.level,
                 "page": e.page,
                 "page_label": e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
-                "end_page": e.end_page or e.page,
+                "end_page": e.end_page or e.page,  # None for Markdown/text
                 "content_type": e.content_type,
                 "fields": e.fields or None,
                 "index": i,

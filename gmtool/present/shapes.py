@@ -19,7 +19,7 @@ class HitOut(TypedDict):
     source_id: str
     source_name: str
     file: str
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
     section_path: list[str]
     score: float
@@ -49,7 +49,7 @@ class SourceOut(TypedDict):
     size: int
     mtime: float
     sha256: str
-    pages: int
+    pages: int | None  # None for Markdown/text, which have `lines`
     has_outline: bool
     pages_without_text: int
     indexed_at: str
@@ -58,6 +58,7 @@ class SourceOut(TypedDict):
     entries: int
     types: dict[str, int]
     typed_share: float
+    lines: int | None
 
 
 class LibraryOut(TypedDict):
@@ -69,9 +70,9 @@ class TocNodeOut(TypedDict):
     title: str
     level: int
     depth: int
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     fields: dict[str, Any] | None
     index: int
