@@ -118,6 +118,8 @@ def _show_usage_error(exc: Any) -> None:
         exc.show()
         return
     code = next((c for t, c in _USAGE_CODES if isinstance(exc, t)), "USAGE_ERROR")
+    if code == "USAGE_ERROR" and exc.message.startswith("No such command"):
+        code = "UNKNOWN_COMMAND"
     cmd = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "gmtool"
     _error_line(code, exc.format_message(), f"see `{cmd} --help`")
 
@@ -179,6 +181,8 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+MAX_LIMIT = 1000  # a result list longer than this is a dump, not an answer
+
 _state: dict[str, Any] = {"debug": False, "settings": None}  # set per invocation by _main
 
 LibraryOpt = typer.Option(
@@ -193,7 +197,7 @@ TypeOpt = typer.Option(
     help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
     "condition, rule.",
 )
-SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this source id (repeatable; see `gmtool ls`).")
+SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this book: id, file name or title (repeatable; see `gmtool ls`).")
 WhereOpt = typer.Option(
     None, "--where", "-w", metavar="EXPR",
     help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
@@ -333,7 +337,7 @@ def scan(
     directory: Optional[Path] = typer.Argument(None, help="Folder of rulebooks (default: the current library)."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", help="Extraction processes (default: CPU count)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count)."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -365,11 +369,11 @@ def index_cmd(
     include: Optional[list[str]] = typer.Option(None, "--include", help="Glob of files to index (repeatable)."),
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Glob of files to skip (repeatable)."),
     types: Optional[str] = typer.Option(None, "--types", help="File types to index, e.g. .pdf,.md"),
-    max_files: int = typer.Option(10_000, "--max-files", help="Cap on files in one run."),
+    max_files: int = typer.Option(10_000, "--max-files", metavar="N", min=1, help="Cap on files in one run."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index even unchanged files."),
     force_clean: bool = typer.Option(False, "--force-clean", help="Wipe the index directory and rebuild it."),
     verify: bool = typer.Option(False, "--verify", help="Report missing, stale, orphaned and corrupt entries; change nothing."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", help="Extraction processes (default: CPU count)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
@@ -426,17 +430,21 @@ def ls_cmd(
 
     con = _out_console()
     if verbose:
+        from rich.markup import escape
+
+        from gmtool.present.terminal import line
+
         p = eng.paths
-        con.print(f"library:   {p.library}  [dim](from {p.library_from})[/]\nindex dir: {p.index_dir}\n"
-                  f"config:    {p.config_file}\n")
+        lib, idx, cfg = (escape(line(x)) for x in (p.library, p.index_dir, p.config_file))
+        con.print(f"library:   {lib}  [dim](from {p.library_from})[/]\nindex dir: {idx}\nconfig:    {cfg}\n")
     render_sources(con, sources, verbose)
 
 
 @app.command()
 @_handle
 def toc(
-    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
-    depth: Optional[int] = typer.Option(None, "--depth", "-d", help="Show at most this many levels."),
+    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    depth: Optional[int] = typer.Option(None, "--depth", "-d", metavar="N", min=1, help="Show at most this many levels."),
     type_: Optional[list[str]] = TypeOpt,
     where: Optional[list[str]] = WhereOpt,
     library: Optional[Path] = LibraryOpt,
@@ -466,7 +474,7 @@ def search(
     type_: Optional[list[str]] = TypeOpt,
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
-    limit: int = typer.Option(20, "--limit", "-n", metavar="N", help="How many results."),
+    limit: int = typer.Option(20, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
     all_copies: bool = AllCopiesOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -494,11 +502,11 @@ def ask(
     type_: Optional[list[str]] = TypeOpt,
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
-    limit: int = typer.Option(10, "--limit", "-n", metavar="N", help="How many results."),
-    min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", help="Drop results whose 0–1 relevance is below this."),
+    limit: int = typer.Option(10, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
+    min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", min=0.0, max=1.0, help="Drop results whose 0–1 relevance is below this."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
-    timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", help="Seconds to wait for the embedding before keyword-only."),
+    timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
     ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
     library: Optional[Path] = LibraryOpt,
@@ -520,10 +528,10 @@ def ask(
 @app.command()
 @_handle
 def show(
-    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
+    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title, e.g. \"Fireball\"."),
-    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", help="Show this physical page instead."),
-    max_chars: int = typer.Option(8000, "--max-chars", help="Cut the text after this many characters (0: no cut)."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Show this physical page instead."),
+    max_chars: int = typer.Option(8000, "--max-chars", metavar="N", min=0, help="Cut the text after this many characters (0: no cut)."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -540,9 +548,9 @@ def show(
 @app.command("open")
 @_handle
 def open_cmd(
-    source: str = typer.Argument(..., help="Source id (see `gmtool ls`)."),
+    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title to open at."),
-    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", help="Physical page to open at."),
+    page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Physical page to open at."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the viewer command instead of running it."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -555,7 +563,9 @@ def open_cmd(
     if as_json:
         _print_json(res)
     else:
-        typer.echo(res["command_line"] if dry_run else f"opened {res['path']} at page {res['page']}")
+        from gmtool.present.terminal import line
+
+        typer.echo(line(res["command_line"] if dry_run else f"opened {res['path']} at page {res['page']}"))
 
 
 @app.command()

@@ -29,6 +29,8 @@ FIELD_TYPES: dict[str, str] = {
     "saving_throws": "list",
     "spellcasting": "str",
     "primary_ability": "list",
+    # any type: a tag line printed after the name ("Solitary, Huge, Construct")
+    "tags": "list",
 }
 
 KEY_FIELDS: dict[str, list[str]] = {

@@ -56,6 +56,9 @@ MaxChars = Annotated[int, Field(ge=0, le=MAX_READ_CHARS,
 Depth = Annotated[int | None, Field(ge=1, description="show at most this many nesting levels")]
 Where = list[str] | dict[str, Any] | None
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+MMAP_THRESHOLD = 1 << 20  # blocks of 1 MiB and more (keyword matrices, vectors) are mmapped and given back
+
 T = TypeVar("T")
 PAGE_NUMBER = re.compile(r"[0-9]{1,9}")
 
@@ -68,13 +71,14 @@ def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool
 
     fastmcp logs the error it is handed at the level it carries; DEBUG keeps its traceback out of
     the log unless --debug asks for it."""
+    level = logging.WARNING
     if isinstance(exc, GmtoolError):
         code, message, hint = exc.code, exc.message, mcpout.mcp_hint(exc.code, exc.hint, tool)
-    else:
-        code, message = "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
+    else:  # a bug: one line still, the traceback with --debug
+        level, code, message = logging.ERROR, "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}"
         hint = "the server's log has the details (start it with `gmtool --debug serve` for the traceback); please report it"
     traced = debug and exc.__traceback__ is not None  # an argument error has no traceback worth showing
-    log.warning("%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
+    log.log(level, "%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
     return kind(mcpout.error_line(code, message, hint), log_level=logging.DEBUG)
 
 
@@ -153,7 +157,7 @@ class Service:
     def write(self, tool: str, fn: Callable[[Engine], T]) -> T:
         """Scans run on a fresh Engine so readers stay usable; they see the result via the manifest stamp."""
         with self._write, self._failing_as(tool, ToolError):
-            return fn(Engine(self.engine.paths.library))
+            return fn(Engine(self.engine.paths.library, settings=self.engine.settings))
 
     def has_embeddings(self) -> bool:
         from gmtool.storage.vectors import has_vectors
@@ -372,9 +376,27 @@ def configure_logging(debug: bool) -> None:
         logger.propagate = False
 
 
+def hand_back_freed_memory() -> None:
+    """The server outlives many library snapshots (every scan swaps one in). glibc raises its mmap
+    threshold to the largest block freed, so later big arrays come from the heap and their memory is
+    kept after the old snapshot goes: RSS climbed ~100 MB per reload in bench/soak.py. A fixed
+    threshold keeps big blocks in mmap, which free() hands back. No-op off glibc."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform != "linux" or not name:
+        return
+    try:
+        ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # a libc without mallopt
+        return
+
+
 def run_server(library: Path | None, debug: bool = False) -> None:
     """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages."""
     configure_logging(debug)
+    hand_back_freed_memory()
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
         mcp = build_server(library, debug)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]

@@ -14,10 +14,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.settings import ENV_VIEWER
+
+if TYPE_CHECKING:
+    from gmtool.engine import Engine
+    from gmtool.types import SourceMeta
 
 # Viewers that can open a PDF at a physical (1-based) page, in order of preference.
 # evince's -p means a page *label*; -i is the physical page index, which is what gmtool stores.
@@ -80,7 +84,7 @@ def build_command(path: str, page: int, is_pdf: bool = True, viewer: str = "") -
     return opener[0], _fill(opener, path, page), False
 
 
-def _file_path(engine: Any, meta: Any) -> Path:
+def _file_path(engine: Engine, meta: SourceMeta) -> Path:
     """The indexed absolute path, or the same file under the current library root if it moved."""
     candidates = [Path(meta.path), Path(engine.paths.library) / meta.file]
     for p in candidates:
@@ -94,13 +98,13 @@ def _file_path(engine: Any, meta: Any) -> Path:
 
 
 def open_at(
-    engine: Any, source: str, title: str | None = None, page: int | None = None, dry_run: bool = False
+    engine: Engine, source: str, title: str | None = None, page: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
     """Resolve SOURCE (and TITLE's page), build the viewer command and, unless dry_run, launch it detached."""
-    sid = engine._source(source)
+    sid = engine.source_id(source)
     meta = engine.library().metas[sid]
     if title is not None:
-        page = engine.read(sid, title=title, max_chars=1).page
+        page = engine.read(sid, title=title, max_chars=1).page or 1  # Markdown/text: no page
     elif page is None:
         page = 1
     elif page < 1 or (meta.pages and page > meta.pages):

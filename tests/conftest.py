@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,16 @@ def sample_lib(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The bundled sample library scanned once per session, keyword-only, in a folder whose name
+    needs shell quoting. Read-only: copy it (or use `sample_lib`) to change it."""
+    dest = tmp_path_factory.mktemp("sample") / "my books"
+    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
+    scan_isolated(dest, dest.parent / "config", workers=1)
+    yield dest
+
+
+@pytest.fixture(scope="session")
 def corpus_lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The corpus (4 PDFs + 4 Markdown files) scanned once, keyword-only, for the whole session.
 
@@ -85,3 +96,22 @@ def scan_isolated(lib: Path, config: Path, workers: int | None = None) -> None:
         else:
             os.environ["GMTOOL_CONFIG_DIR"] = old
     assert not report.failed, report.failed
+
+
+@pytest.fixture(scope="session")
+def corpus_pdf_doc() -> Callable[[str], object]:
+    """`get(name)`: a corpus PDF extracted once per session (the 818-page SRD takes seconds), as a
+    private deep copy, so the extraction and classification tests share one read of each book."""
+    from gmtool.index.extract.pdf import extract_pdf
+
+    cache: dict[str, object] = {}
+
+    def get(name: str) -> object:
+        path = CORPUS / "pdf" / name
+        if not path.exists():
+            pytest.skip(f"corpus not found at {CORPUS}")
+        if name not in cache:
+            cache[name] = extract_pdf(path, workers=2)
+        return copy.deepcopy(cache[name])
+
+    return get

@@ -195,13 +195,13 @@ def test_workers_give_the_same_result(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def srd51():
-    return extract_pdf(SRD51)
+def srd51(corpus_pdf_doc):
+    return corpus_pdf_doc(SRD51.name)  # extracted once per session, shared with test_classify
 
 
 @pytest.fixture(scope="module")
-def ccsrd():
-    return extract_pdf(CCSRD, workers=2)
+def ccsrd(corpus_pdf_doc):
+    return corpus_pdf_doc(CCSRD.name)
 
 
 def _entry(doc, title):

@@ -569,3 +569,17 @@ def test_a_worker_drops_its_copy_of_the_lock_and_the_writer_keeps_it(lib: Path) 
         with pytest.raises(GmtoolError) as exc:  # the writer still holds the lock
             Engine(lib).index(embed=False, workers=1, wait=False)
         assert exc.value.code == "INDEX_LOCKED"
+
+
+def test_verify_never_reads_a_fifo_that_replaced_a_book(lib: Path) -> None:
+    import threading
+
+    md = lib / "frost.md"
+    md.unlink()
+    os.mkfifo(md)
+    out: list[set[str]] = []
+    t = threading.Thread(target=lambda: out.append(_codes(lib)), daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert out, "verify hung reading a FIFO"
+    assert "NOT_A_FILE" in out[0]

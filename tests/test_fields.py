@@ -448,3 +448,18 @@ def test_class_fields_on_the_srd_match_the_srd_data(
     assert heavy == {"Fighter", "Paladin"}
     big = {n["title"].strip() for n in engine.toc(sid, where=["hit_die>=10"]).entries}
     assert big == {"Barbarian", "Fighter", "Paladin", "Ranger"}
+
+
+def test_other_systems_stat_line_and_tags_become_fields() -> None:
+    from gmtool.index.fields import set_fields
+    from gmtool.types import Document, Entry
+
+    goblin = Entry(
+        title="Goblin", level=2, page=1, content_type="monster", tags=["Horde", "Small"],
+        body="Spear (d6 damage) 3 HP 1 Armor\nClose, Reach\nInstinct: To steal",
+    )
+    doc = Document(format="pdf", title=None, pages=1, entries=[goblin])
+    set_fields(doc)
+    assert goblin.fields is not None
+    assert goblin.fields["hit_points"] == 3 and goblin.fields["armor_class"] == 1
+    assert goblin.fields["tags"] == ["horde", "small"]

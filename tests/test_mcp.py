@@ -364,6 +364,22 @@ def test_expected_errors_log_one_line_and_debug_adds_the_traceback(
     assert [r.exc_info is not None for r in caplog.records if r.name == "gmtool.mcp"] == [True]
 
 
+def test_a_bug_is_internal_error_in_one_line(sample: Server, monkeypatch: pytest.MonkeyPatch,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    from gmtool.engine import Engine
+
+    def broken(self: Engine, *a: Any, **kw: Any) -> Any:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(Engine, "search", broken)
+    text = sample.error_text("search_library", {"query": "fog"})
+    assert text.startswith("INTERNAL_ERROR: KeyError: 'boom'") and "--debug" in text
+    [rec] = [r for r in caplog.records if r.name == "gmtool.mcp"]
+    assert rec.levelno == logging.ERROR and rec.exc_info is None
+    monkeypatch.undo()
+    assert sample.ok("search_library", {"query": "fog"})["results"]  # the server carries on
+
+
 # --- empty library, scan_library with progress, a scan from elsewhere ---------------------------------------
 
 

@@ -44,3 +44,20 @@ def test_engine_uses_the_settings_it_is_given(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("GMTOOL_INDEX_DIR", str(tmp_path / "later"))
     assert eng.paths.index_dir == (tmp_path / "from-env").resolve()
     assert eng.settings.index_dir == tmp_path / "from-env"
+
+
+def test_debug_flag_is_per_invocation_and_leaves_the_environment_alone(tmp_path: Path) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+    from gmtool.errors import GmtoolError
+
+    runner = CliRunner()
+    missing = str(tmp_path / "no-such-library")
+    res = runner.invoke(app, ["--debug", "toc", "x", "-L", missing])
+    assert isinstance(res.exception, GmtoolError)  # --debug: the error propagates (traceback)
+    assert "GMTOOL_DEBUG" not in os.environ
+    res = runner.invoke(app, ["toc", "x", "-L", missing])
+    assert res.exit_code != 0 and not isinstance(res.exception, GmtoolError) and "error " in res.stderr

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ["onnxruntime", "pdfplumber", "pypdfium2", "sklearn", "scipy", "fastmcp", "numpy"]
+HEAVY = ["onnxruntime", "pdfplumber", "pypdfium2", "sklearn", "scipy", "fastmcp", "numpy", "pydantic"]
+# What a keyword search may import: numpy for the term matrices, nothing else from HEAVY.
+SEARCH_MAY_IMPORT = ["numpy"]
 
 PROBE = """
 import json, sys
@@ -52,3 +54,32 @@ def test_python_m_gmtool_help(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "Usage:" in out.stdout and "search" in out.stdout
+
+
+# typer 0.29 converts option values through pydantic (~120 ms) unless the CLI does it itself;
+# every command, with its options parsed, must stay clear of it.
+COMMANDS = [
+    ["search", "fireball", "--limit", "5", "--type", "spell", "--json"],
+    ["ask", "fire", "--limit", "3", "--min-score", "0.1", "--timeout", "1", "--json", "--ranker", "bm25"],
+    ["toc", "x", "--depth", "2", "--json"],
+    ["show", "x", "Fireball", "--max-chars", "100"],
+    ["ls", "--json"],
+    ["index", "--verify", "--max-files", "3", "--json"],
+    ["search", "--limit", "0"],
+]
+
+
+def test_commands_parse_options_without_pydantic(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    body = (
+        "import contextlib, io\n"
+        "from gmtool.cli import app\n"
+        f"for argv in {COMMANDS!r}:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "        try:\n"
+        f"            app([*argv, '--library', {str(lib)!r}], prog_name='gmtool')\n"
+        "        except SystemExit:\n"
+        "            pass\n"
+    )
+    assert [m for m in _run(body, tmp_path) if m.split(".")[0] not in SEARCH_MAY_IMPORT] == []

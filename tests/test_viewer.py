@@ -29,13 +29,10 @@ def _scan(lib: Path, config: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The sample library, scanned once, in a folder whose name needs shell quoting."""
-    base = tmp_path_factory.mktemp("viewer")
-    dest = base / "my books"
-    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
-    _scan(dest, base / "config")
-    yield dest
+def lib(sample_scanned: Path) -> Iterator[Path]:
+    """The sample library, scanned once per session, in a folder whose name needs shell quoting."""
+    assert " " in sample_scanned.name
+    yield sample_scanned
 
 
 @pytest.fixture

@@ -161,3 +161,15 @@ def test_import_is_cheap() -> None:
     code = "import sys, gmtool.query.where; bad = {'numpy', 'pdfplumber', 'rich', 'typer', 'onnxruntime'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_list_fields_match_one_of_their_words() -> None:
+    from gmtool.query.where import matches
+
+    fields = {"armor": ["light", "medium", "heavy", "shields"], "hit_die": 10}
+    assert matches(fields, parse_where(["armor=heavy", "hit_die>=10"]))
+    assert not matches(fields, parse_where(["armor!=heavy"]))
+    assert matches({"armor": []}, parse_where(["armor!=heavy"]))
+    assert not matches({"armor": []}, parse_where(["armor=heavy"]))
+    with pytest.raises(UsageError):
+        parse_where(["armor>=heavy"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,10 +40,40 @@ def _parse_where(where: WhereArg) -> list[Condition]:
     return parse_where_dict(where) if isinstance(where, dict) else parse_where(list(where))
 
 
+def _check_library(paths: config.Paths) -> None:
+    """A library the user named (-L, $GMTOOL_LIBRARY) must be a folder: a typo or a file is an
+    error, never an empty library."""
+    lib = paths.library
+    where = "--library" if paths.library_from == "flag" else f"${config.ENV_LIBRARY}"
+    if not lib.exists():
+        raise UsageError("LIBRARY_NOT_FOUND", f"library {lib} does not exist",
+                         f"check {where}: it names the folder holding your rulebooks")
+    if not lib.is_dir():
+        raise UsageError("INVALID_LIBRARY", f"library {lib} is not a folder",
+                         f"{where} takes the folder holding your rulebooks, not a file")
+
+
+def _check_count(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError("INVALID_ARGUMENT", f"{name} must be a whole number of at least 1, not {value!r}",
+                         f"give {name} as a count such as 10")
+
+
+def _check_fraction(name: str, value: float, upper: float | None = 1.0, strict: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > 0 if strict else value >= 0) and (upper is None or value <= upper)
+    if not ok:
+        span = f"between 0 and {upper:g}" if upper is not None else ("above 0" if strict else "0 or more")
+        raise UsageError("INVALID_ARGUMENT", f"{name} must be a number {span}, not {value!r}",
+                         f"give {name} as a number {span}, such as 0.5")
+
+
 class Engine:
     def __init__(self, library: str | Path | None = None, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self.paths = config.resolve(library, self.settings)
+        if self.paths.library_from in ("flag", "env"):
+            _check_library(self.paths)
         self._lib: Library | None = None
         self._embedders: dict[str, Embedder] = {}
 
@@ -61,21 +92,24 @@ class Engine:
         lib = self.library()
         return [lib.metas[sid] for sid in sorted(lib.metas)]
 
-    def _source(self, source_id: str) -> str:
-        lib = self.library()
-        if source_id in lib.metas:
-            return source_id
-        from gmtool.textnorm import slugify
+    def source_id(self, name: str) -> str:
+        """The source a user means by `name` (id, file name with or without its extension, stem
+        or title slug): the one resolver behind every command and MCP tool."""
+        from gmtool.query.resolve import find_sources
 
-        key = slugify(source_id)
-        for sid, m in lib.metas.items():
-            if key in (sid, slugify(m.title), slugify(Path(m.file).stem)):
-                return sid
+        lib = self.library()
+        found = find_sources(lib.metas, name)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise UsageError(
+                "SOURCE_AMBIGUOUS", f"'{name}' names {len(found)} sources: {', '.join(found)}", "give one of these ids"
+            )
         ids = sorted(lib.metas)
         raise UsageError(
             "SOURCE_NOT_FOUND",
-            f"no source '{source_id}'",
-            f"did you mean: {', '.join(suggest_ids(source_id, ids))}? (`gmtool ls` lists them)",
+            f"no source '{name}'",
+            f"did you mean: {', '.join(suggest_ids(name, ids))}? (`gmtool ls` lists them)",
             exit_code=1,
         )
 
@@ -86,7 +120,9 @@ class Engine:
         types: list[str] | None = None,
         where: WhereArg = None,
     ) -> TocResult:
-        sid = self._source(source_id)
+        if depth is not None:
+            _check_count("depth", depth)
+        sid = self.source_id(source_id)
         lib = self.library()
         rec = lib.require(sid)
         types = check_types(types)
@@ -99,7 +135,7 @@ class Engine:
                 "level": e.level,
                 "page": e.page,
                 "page_label": e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
-                "end_page": e.end_page or e.page,
+                "end_page": e.end_page or e.page,  # None for Markdown/text
                 "content_type": e.content_type,
                 "fields": e.fields or None,
                 "index": i,
@@ -148,8 +184,9 @@ class Engine:
     ) -> SearchResult:
         from gmtool.query.search import search
 
+        _check_count("limit", limit)
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
-        return search(self.library(), query, flt, limit=max(1, limit), all_copies=all_copies)
+        return search(self.library(), query, flt, limit=limit, all_copies=all_copies)
 
     def ask(
         self,
@@ -167,9 +204,12 @@ class Engine:
     ) -> SearchResult:
         from gmtool.query.ask import ask
 
+        _check_count("limit", limit)
+        _check_fraction("min_score", min_score)
+        _check_fraction("timeout", timeout, upper=None, strict=True)
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(
-            self.embedder, self.library(), query, flt, limit=max(1, limit), min_score=min_score, device=device,
+            self.embedder, self.library(), query, flt, limit=limit, min_score=min_score, device=device,
             timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies,
         )
 
@@ -186,7 +226,12 @@ class Engine:
     ) -> ReadResult:
         from gmtool.query.reader import read_page, read_section
 
-        sid = self._source(source_id)
+        if title is not None and not title.strip():
+            raise UsageError("INVALID_QUERY", "the section title is empty", 'e.g. gmtool show SOURCE "Fireball"')
+        if max_chars < 0:
+            raise UsageError("INVALID_ARGUMENT", f"max_chars must be 0 (no cut) or more, not {max_chars}",
+                             "e.g. --max-chars 8000")
+        sid = self.source_id(source_id)
         lib = self.library()
         if title is None and page is None:
             raise UsageError("INVALID_QUERY", "give a section title or --page N", 'e.g. gmtool show SOURCE "Fireball"')
@@ -210,6 +255,8 @@ class Engine:
         """`index` over the whole library."""
         from gmtool.index.indexer import run_index
 
+        if workers is not None:
+            _check_count("workers", workers)
         report = run_index(
             self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress,
             settings=self.settings,
@@ -235,6 +282,9 @@ class Engine:
     ) -> ScanReport:
         from gmtool.index.indexer import run_index
 
+        _check_count("max_files", max_files)
+        if workers is not None:
+            _check_count("workers", workers)
         if force_clean:
             self.clean(wait=wait)
         report = run_index(

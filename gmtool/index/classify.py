@@ -69,6 +69,17 @@ _SUBCLASS_BODY = re.compile(
 
 # How many entries a book must type by its own lines before context stops adding that type.
 OWN_FORMAT_MIN = 5
+# The types whose own lines (spell line, stat block) mark a book laid out like the SRD.
+ENTITY_FORMATS = {"spell", "monster", "item"}
+# A section holding more than this share of the book's entries is the book's title section.
+ROOT_SHARE = 0.5
+ROOT_MIN_ENTRIES = 10  # below this a share says nothing
+# Prose of a rule section: shorter bodies are captions or labels.
+RULE_MIN_BODY = 40
+# A class described in its chapter runs to a few paragraphs at least.
+CLASS_MIN_BODY = 200
+_ROLL_CELL = re.compile(r"^\d+(?:\s*[-\u2013\u00ad]\s*\d+)?\s+")
+_EXAMPLE = re.compile(r"\bexamples?\b")
 
 # Section titles that give context to what they hold (matched against normalised titles).
 SPELL_CTX = re.compile(r"^(spell descriptions|spells( a z)?|[a-z] spells|spell list descriptions)$")
@@ -381,6 +392,7 @@ def _row_header(nodes: list[_Node], node: _Node) -> str | None:
     lines = [x.strip() for x in parent.entry.body.split("\n") if x.strip()]
     name = first.entry.title.strip()
     for k, line in enumerate(lines):
+        line = _ROLL_CELL.sub("", line)  # a roll table's first cell: "1-2 free colony"
         if line == name or line.startswith(name + " "):
             return lines[k - 1] if k > 0 else None
     return None
@@ -420,6 +432,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
             return "class"
     if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
         return "monster"
+    if genre.describes_state(t, e.body):
+        return "condition"
     ctx = _context(nodes, node, types)
     if ctx is None or (own == ctx and not named):
         return None  # a heading naming a list of such things ("Weapons" in "Equipment"), not one
@@ -446,8 +460,13 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     if ctx == "condition":
         short = (named or leaf) and len(t.split()) <= 3 and 0 < len(body) < 800
         return "condition" if direct and short else None
-    if ctx in ("race", "background"):
-        return ctx if direct and len(t.split()) <= 4 and len(body) >= 80 else None
+    if ctx == "class":  # "Playbooks" > "The Fighter": a described class directly in its chapter
+        described = bool(node.children) or len(body) >= CLASS_MIN_BODY
+        container = bool(SUBCLASS_CTX.search(t))  # "Domains", "Martial Archetypes"
+        return "class" if direct and len(t.split()) <= 3 and described and not container else None
+    if ctx in ("race", "background"):  # a row of an origin table, or a described heading
+        short = len(t.split()) <= 4
+        return ctx if short and (e.origin == "row" or (direct and len(body) >= 80)) else None
     return None
 
 
@@ -471,6 +490,27 @@ def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     return bool(RULE_CTX.search(top.title) or (len(node.ancestors) > 1 and _under(nodes, node, RULE_CTX, 2)))
 
 
+def _broad_rules(nodes: list[_Node], types: list[str | None]) -> None:
+    """Other systems: every prose section outside an entity is a rule, except front and back
+    matter, examples, the book's own title section and lists of typed things ("Weapons")."""
+    n = len(nodes)
+    for node in reversed(nodes):  # children first: a container of rules is a rule
+        i, e, t = node.index, node.entry, node.title
+        if types[i] is not None or not t or e.origin in genre.NAME_ORIGINS or _is_structural(t):
+            continue
+        if any(types[a] not in (None, "rule") for a in node.ancestors):
+            continue  # a part of an entity (a class's starting moves)
+        if any(genre.FRONT_MATTER.search(nodes[a].title) or _EXAMPLE.search(nodes[a].title) for a in [i, *node.ancestors]):
+            continue
+        below = _descendants(nodes, node)
+        if len(below) > ROOT_SHARE * n and n >= ROOT_MIN_ENTRIES:
+            continue  # the book's title section holds everything
+        if genre.context_of(t) is not None and any(types[d] not in (None, "rule") for d in below):
+            continue  # a list of typed things
+        if len(e.body.strip()) >= RULE_MIN_BODY or any(types[c] == "rule" for c in node.children):
+            types[i] = "rule"
+
+
 def classify(doc: Document) -> None:
     """Set `content_type` on every entry of `doc` (in place)."""
     nodes = _tree(doc.entries)
@@ -489,8 +529,12 @@ def classify(doc: Document) -> None:
         if types[node.index] is None:
             got = _genre_type(nodes, node, types)
             types[node.index] = got if got not in own_format else None
-    for node in nodes:
-        if types[node.index] is None and _is_rule(nodes, node, types):
-            types[node.index] = "rule"
+    if found.keys() & ENTITY_FORMATS and max(found[t] for t in ENTITY_FORMATS) >= OWN_FORMAT_MIN:
+        # a book whose entities print their own lines (the SRDs): rules by the chapter map
+        for node in nodes:
+            if types[node.index] is None and _is_rule(nodes, node, types):
+                types[node.index] = "rule"
+    else:
+        _broad_rules(nodes, types)
     for node, ct in zip(nodes, types, strict=False):
         node.entry.content_type = ct

@@ -180,6 +180,8 @@ _CR_XP = re.compile(
     r"\b(?:challenge(?:\s+rating)?|cr)\s*:?\s*(\d+(?:\s*/\s*\d+)?)\s*\(\s*(?:xp\s*[\d,]+|[\d,]+\s*xp)",
     re.IGNORECASE,
 )
+_HP_AFTER = re.compile(r"\b(\d+)\s*(?:hp|hit points)\b", re.IGNORECASE)
+_ARMOR_AFTER = re.compile(r"\b(\d+)\s*armou?r\b", re.IGNORECASE)
 _CR_LINE = re.compile(r"^(?:challenge(?:\s+rating)?|cr)\s*:?\s*(\d+(?:\s*/\s*\d+)?)\b", re.IGNORECASE)
 
 
@@ -223,6 +225,12 @@ def _parse_monster(lines: list[str]) -> dict[str, Any] | None:
             ac = int(m.group(1))
         elif hp is None and (m := _HP.match(line)):
             hp = int(m.group(1))
+    if hp is None:  # other systems' stat lines: "Bite (d8 damage) 10 HP 3 Armor"
+        head = " ".join(lines[:3])
+        if (m := _HP_AFTER.search(head)) is not None:
+            hp = int(m.group(1))
+            if ac is None and (m := _ARMOR_AFTER.search(head)) is not None:
+                ac = int(m.group(1))
     text = "\n".join(lines)
     m = _CR_XP.search(text)
     if m is None:
@@ -414,4 +422,8 @@ def set_fields(doc: Document) -> None:
     entries = doc.entries
     for i, e in enumerate(entries):
         body = _section_text(entries, i, _CLASS_CHARS) if e.content_type == "class" else e.body
-        e.fields = parse_fields(e.content_type, e.title, body)
+        fields = parse_fields(e.content_type, e.title, body)
+        if e.tags and e.content_type is not None:  # "Horde, Small": --where tags=small
+            words = [re.sub(r"\s+", " ", t).strip().lower() for t in e.tags if t.strip()]
+            fields = {**(fields or {}), "tags": words}
+        e.fields = fields

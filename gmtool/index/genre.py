@@ -34,6 +34,7 @@ _HEADER_SINGULAR: dict[str, str] = {
     "monster": "monster|creature|adversary|foe|enemy|npc",
     "spell": "spell|ritual|power|prayer|miracle",
     "item": "item|weapon|armou?r|gear|equipment",
+    "background": "background|origin|community|upbringing",
 }
 HEADER = {t: re.compile(rf"^(?:{w}|{_HEADER_SINGULAR.get(t, w)})\b") for t, w in _CONTEXT_WORDS.items()}
 # Headings that are about a kind, not lists of it ("Monster Tags", "Making Monsters").
@@ -94,6 +95,7 @@ def context_of(title: str) -> str | None:
 def header_type(line: str) -> str | None:
     """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
     h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()
+    h = re.sub(r"^(?:\d*d\d+|roll)\s+", "", h)  # a roll column comes first: "d10 origin"
     for t, rx in HEADER.items():
         if rx.match(h):
             return t
@@ -132,6 +134,19 @@ _TO_PLAYER = re.compile(
 def speaks_to_player(body: str) -> bool:
     """An option's text addresses the player ("When you...", "You gain..."); rules text rarely opens so."""
     return bool(_TO_PLAYER.match(body))
+
+
+_STATE_VERB = r"(?:become|becomes|becoming|became|are|is|be|been|being|whilst|while|remain|remains|left|knocked)"
+
+
+def describes_state(title: str, body: str) -> bool:
+    """A condition of any system: a short state name ("Paralysed", "Out of Action") that its own
+    text uses as a state a character is in ("...cause PCs to become Paralysed. Whilst Paralysed...")."""
+    words = title.split()
+    if not 1 <= len(words) <= 3 or not 0 < len(body) < 1200 or not words[-1].endswith(("ed", "ened")):
+        return False
+    rx = rf"\b{_STATE_VERB}\s+(?:\w+\s+)?{re.escape(title)}\b"
+    return len(re.findall(rx, re.sub(r"[^a-z0-9]+", " ", body.lower()))) >= 2
 
 
 def class_shape(body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:

@@ -44,6 +44,8 @@ def source_dict(m: SourceMeta) -> SourceOut:
     d["types"] = d.pop("type_counts")
     d["typed_share"] = m.typed_share
     d["pages_without_text"] = len(m.pages_without_text)
+    if m.lines is not None:  # Markdown/text: lines, no pages
+        d["pages"] = None
     return cast(SourceOut, d)
 
 

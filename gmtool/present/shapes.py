@@ -14,7 +14,7 @@ from gmtool.types import TocNode, VerifyReport
 
 class CopyOut(TypedDict):
     source_id: str
-    page: int
+    page: int | None
 
 
 class HitOut(TypedDict):
@@ -24,7 +24,7 @@ class HitOut(TypedDict):
     source_id: str
     source_name: str
     file: str
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
     section_path: list[str]
     score: float
@@ -55,7 +55,7 @@ class SourceOut(TypedDict):
     size: int
     mtime: float
     sha256: str
-    pages: int
+    pages: int | None  # None for Markdown/text, which have `lines`
     has_outline: bool
     pages_without_text: int
     indexed_at: str
@@ -64,6 +64,7 @@ class SourceOut(TypedDict):
     entries: int
     types: dict[str, int]
     typed_share: float
+    lines: int | None
 
 
 class LibraryOut(TypedDict):
@@ -75,9 +76,9 @@ class TocNodeOut(TypedDict):
     title: str
     level: int
     depth: int
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     fields: dict[str, Any] | None
     index: int

@@ -10,18 +10,24 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
+from gmtool.present import terminal
 from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
     from gmtool.types import ReadResult, TocResult, VerifyReport
 
 
-def _link(title: str, path: str | None, page: int) -> str:
+def _s(value: object) -> str:
+    """Text from a book or a file name, as one printable line of rich markup."""
+    return escape(terminal.line(value))
+
+
+def _link(title: str, path: str | None, page: int | None) -> str:
     """Titles become OSC 8 links to the page in terminals that support them (rich decides)."""
-    if not path or not path.lower().endswith(".pdf"):
-        return escape(title)
+    if not path or page is None or not path.lower().endswith(".pdf"):
+        return _s(title)
     uri = Path(path).resolve().as_uri() + f"#page={page}"
-    return f"[link={uri}]{escape(title)}[/link]"
+    return f"[link={uri}]{_s(title)}[/link]"
 
 
 def _page(h: Hit) -> str:
@@ -75,14 +81,14 @@ def _why(ex: dict[str, Any]) -> str:
 
 def render_search(console: Console, r: SearchResult, paths: dict[str, str], explain: bool = False) -> None:
     if not r.results:
-        console.print(f"[yellow]No results for[/] {escape(r.query)!r}.")
+        console.print(f"[yellow]No results for[/] '{_s(r.query)}'.")
         return
     scored = explain or any(h.similarity_score is not None or h.matched_terms is not None for h in r.results)
     books: dict[str, list[Hit]] = {}
     for h in r.results:
         books.setdefault(h.source_id, []).append(h)
     for sid, hits in books.items():
-        t = Table(title=f"[bold]{escape(hits[0].source_name)}[/] [dim]({sid})[/]", title_justify="left",
+        t = Table(title=f"[bold]{_s(hits[0].source_name)}[/] [dim]({_s(sid)})[/]", title_justify="left",
                   show_edge=False, expand=True, pad_edge=False)
         t.add_column("#", justify="right", style="dim", no_wrap=True)
         t.add_column("Title", style="bold cyan", overflow="fold", min_width=14, ratio=2)
@@ -98,20 +104,20 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         for h in hits:
             title = _link(h.title, paths.get(sid), h.page)
             if h.also_in:
-                copies = [f"{c['source_id']} p.{c['page']}" for c in h.also_in]
+                copies = [c["source_id"] + (f" p.{c['page']}" if c.get("page") is not None else "") for c in h.also_in]
                 others = copies if len(copies) <= 2 else [*copies[:1], f"+{len(copies) - 1} more"]
-                title += f"\n[dim]also in: {escape(', '.join(others))}[/]"
+                title += f"\n[dim]also in: {_s(', '.join(others))}[/]"
             if h.namesake_of:
-                title += f"\n[dim]namesake: another text than in {escape(h.namesake_of)}[/]"
+                title += f"\n[dim]namesake: another text than in {_s(h.namesake_of)}[/]"
             kind = h.content_type or ""
             extra = _fields(h.fields, h.content_type)
             if extra:
-                kind += f"\n[dim]{escape(extra)}[/]"
+                kind += f"\n[dim]{_s(extra)}[/]"
             row = [str(h.rank), title, kind, _page(h)]
             if scored:
                 row.append(f"{h.score:.2f}")
-            last = escape(_why(h.explain)) if explain and h.explain else escape(h.snippet)
-            t.add_row(*row, escape(" › ".join(h.section_path[-2:])), last)
+            last = _s(_why(h.explain)) if explain and h.explain else _s(h.snippet)
+            t.add_row(*row, _s(" › ".join(h.section_path[-2:])), last)
         console.print(t)
         console.print()
 
@@ -136,28 +142,30 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
         top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
         types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
         typed = f"{m.typed_share:.0%}"
-        row = [m.source_id, escape(m.title), str(m.pages), str(m.entry_count), typed, types, "yes" if m.has_outline else "no"]
+        length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
+        row = [_s(m.source_id), _s(m.title), length, str(m.entry_count), typed, types,
+               "yes" if m.has_outline else "no"]
         if verbose:
-            row += [escape(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
+            row += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
         t.add_row(*row)
     console.print(t)
 
 
 def render_toc(console: Console, toc: TocResult) -> None:
-    tree = Tree(f"[bold]{escape(toc.source_name)}[/] [dim]({toc.source_id}, {toc.file})[/]")
+    tree = Tree(f"[bold]{_s(toc.source_name)}[/] [dim]({_s(toc.source_id)}, {_s(toc.file)})[/]")
 
     def add(parent: Tree, nodes: list[TocNode]) -> None:
         for n in nodes:
             where = f"l.{n['line']}" if n.get("line") is not None else f"p.{n['page']}"
-            label = f"{escape(n['title'])} [dim]{where}"
+            label = f"{_s(n['title'])} [dim]{where}"
             if n.get("page_label") and n["page_label"] != str(n["page"]):
-                label += f" ({escape(str(n['page_label']))})"
+                label += f" ({_s(str(n['page_label']))})"
             label += "[/]"
             if n.get("content_type"):
-                label += f" [magenta]{n['content_type']}[/]"
+                label += f" [magenta]{_s(n['content_type'])}[/]"
             extra = _fields(n.get("fields"), n.get("content_type"))
             if extra:
-                label += f" [dim]{escape(extra)}[/]"
+                label += f" [dim]{_s(extra)}[/]"
             add(parent.add(label), n["children"])
 
     add(tree, toc.entries)
@@ -174,28 +182,30 @@ def render_scan(console: Console, r: ScanReport) -> None:
                  ("Unchanged", r.unchanged), ("Removed", r.removed), ("Failed", len(r.failed)),
                  ("Sections", r.sections), ("Embeddings", r.embeddings_generated),
                  ("Time", f"{r.duration_ms / 1000:.2f} s")):
-        t.add_row(k, escape(str(v)))
+        t.add_row(_s(k), _s(str(v)))
     console.print(t)
     for f in r.failed:
-        console.print(f"[red]✗ {escape(f.file)}[/] [bold]{f.code}[/]: {escape(f.message)}"
-                      + (f" [dim]({escape(f.hint)})[/]" if f.hint else ""))
+        console.print(f"[red]✗ {_s(f.file)}[/] [bold]{_s(f.code)}[/]: {_s(f.message)}"
+                      + (f" [dim]({_s(f.hint)})[/]" if f.hint else ""))
 
 
 def render_read(console: Console, r: ReadResult) -> None:
     where = f"p. {r.page}" + (f" (printed {r.page_label})" if r.page_label and r.page_label != str(r.page) else "")
-    head = f"[bold cyan]{escape(r.title or f'Page {r.page}')}[/] — {escape(r.source_name)} [dim]({r.source_id}), {where}[/]"
+    if r.page is None:  # a Markdown/text section: its line
+        where = f"l. {r.line}" if r.line is not None else ""
+    head = f"[bold cyan]{_s(r.title or f'Page {r.page}')}[/] — {_s(r.source_name)} [dim]({_s(r.source_id)}), {where}[/]"
     console.print(head)
     if r.section_path:
-        console.print(f"[dim]{escape(' › '.join(r.section_path))}[/]")
+        console.print(f"[dim]{_s(' › '.join(r.section_path))}[/]")
     console.print()
-    console.print(escape(r.text), soft_wrap=False)
+    console.print(escape(terminal.text(r.text)), soft_wrap=False)
     if r.truncated:
         console.print("[dim]… truncated; use --max-chars to read more[/]")
     nav = []
     if r.previous_title:
-        nav.append(f"← {escape(r.previous_title)}")
+        nav.append(f"← {_s(r.previous_title)}")
     if r.next_title:
-        nav.append(f"→ {escape(r.next_title)}")
+        nav.append(f"→ {_s(r.next_title)}")
     if nav:
         console.print("\n[dim]" + "   ".join(nav) + "[/]")
 
@@ -210,7 +220,7 @@ def render_verify(console: Console, r: VerifyReport) -> None:
     t.add_column("Problem", overflow="fold")
     t.add_column("Fix", style="dim", overflow="fold")
     for p in r.problems:
-        t.add_row(p.code, escape(p.file), escape(p.message), escape(p.hint))
+        t.add_row(_s(p.code), _s(p.file), _s(p.message), _s(p.hint))
     console.print(t)
 
 
@@ -223,5 +233,5 @@ def render_kv(console: Console, title: str, data: dict[str, Any]) -> None:
             v = ", ".join(f"{kk}={vv}" for kk, vv in v.items())
         elif isinstance(v, list):
             v = ", ".join(map(str, v))
-        t.add_row(k, escape(str(v)))
+        t.add_row(_s(k), _s(str(v)))
     console.print(t)

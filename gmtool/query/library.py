@@ -216,7 +216,9 @@ class Library:
             parent = entries[parent].parent
         return list(reversed(path))
 
-    def page_label(self, sid: str, page: int) -> str | None:
+    def page_label(self, sid: str, page: int | None) -> str | None:
+        if page is None:  # Markdown/text
+            return None
         rec = self.record(sid)
         labels = rec.page_labels if rec is not None else None
         if labels and 0 < page <= len(labels):

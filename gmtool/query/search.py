@@ -63,15 +63,13 @@ def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) 
     """None keeps every source; unknown names warn (listing valid ids) and match nothing."""
     if names is None:
         return None
-    from gmtool.textnorm import slugify
+    from gmtool.query.resolve import find_sources
 
     valid = sorted(lib.metas)
     out: list[str] = []
     unknown: list[str] = []
     for name in names:
-        key = slugify(name)
-        match = [sid for sid in valid if sid in (name, key)]
-        match = match or [sid for sid, m in lib.metas.items() if slugify(m.title) == key or slugify(m.file) == key]
+        match = find_sources(lib.metas, name)
         if match:
             out.extend(m for m in match if m not in out)
         else:
@@ -168,7 +166,7 @@ def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
                 snippet=snippet(e.body, terms),
                 entry_index=gid - lib.offsets[sid],
                 line=e.line,
-                also_in=[{"source_id": lib.source_of(g), "page": int(pages[g])} for g in row.copies] or None,
+                also_in=[{"source_id": lib.source_of(g), "page": pages[g]} for g in row.copies] or None,
                 duplicate_of=lib.source_of(row.duplicate_of) if row.duplicate_of is not None else None,
                 namesake_of=lib.source_of(row.namesake_of) if row.namesake_of is not None else None,
                 fields=e.fields or None,

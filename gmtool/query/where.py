@@ -1,6 +1,7 @@
 """The `--where` filter grammar over typed fields (see gmtool.index.fields).
 
     level=3   school=evocation   cr<=5   cr=1/4..2   concentration=yes   rarity!=common
+    armor=heavy (a list field: one of its words)   hit_die>=10   tags=solitary
 
 `parse_where` turns the expressions into Conditions (raising UsageError INVALID_FILTER on
 anything it cannot read), and `matches` tests an entry's fields against all of them.

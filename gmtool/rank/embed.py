@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.rank.model_files import (
     REWRITE_VERSION,
-    atomic_write,
     file_sha256,
     gpu_present,
     quiet_ort,
@@ -31,6 +30,7 @@ from gmtool.rank.model_files import (
     rewrite_cache_path,
 )
 from gmtool.settings import Settings
+from gmtool.storage.atomic import atomic_write  # its temp name carries the thread: a timed-out load may still write
 
 if TYPE_CHECKING:
     import numpy

@@ -74,14 +74,6 @@ def rewrite_cache_path(cache_dir: Path, source_sha: str) -> Path:
     return cache_dir / "models" / f"{source_sha[:32]}-{REWRITE_VERSION}.onnx"
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """storage's one atomic write; its temp name carries the thread too, because a timed-out
-    model load may still be writing the same file from its worker thread."""
-    from gmtool.storage.atomic import atomic_write as write
-
-    write(path, data)
-
-
 def gpu_present() -> bool:
     """Cheap check that an NVIDIA driver is there, before asking onnxruntime for CUDA."""
     if os.name == "nt":

@@ -250,11 +250,16 @@ def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) ->
         if e.kind == "runin" and k >= 0 and blocks[k]:
             continue  # a trait inside a stat block: the block is one entry
         seen.add(e.pos)
-        out.append(e)
-    return out
+        out.append((k, e))
+    # title lines are a list when they repeat within one section; one per section is a slot
+    # of a template (the attack line of every stat block)
+    per_section = Counter(k for k, e in out if e.kind == "line")
+    return [e for k, e in out if e.kind != "line" or per_section[k] >= _LIST_MIN]
 
 
 _STAT_LINE = re.compile(r"\d")
+# title lines needed in one section to make it a list of entries
+_LIST_MIN = 3
 
 
 def _stat_block(body: str) -> bool:

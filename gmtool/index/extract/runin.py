@@ -66,6 +66,9 @@ def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
 
 def _candidate(ln: Line) -> tuple[str, str, str] | None:
     """(name, separator kind, rest) of a line that opens with a run-in name."""
+    head = ln.text[:52]
+    if not ln.lead and ":" not in head and "\u2013" not in head and "\u2014" not in head and " - " not in head:
+        return None
     if ln.lead:
         m = _LEAD_SEP.match(ln.lead)
         rest = ln.text[len(ln.lead):].strip()

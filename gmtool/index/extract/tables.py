@@ -31,6 +31,7 @@ class Cell(NamedTuple):
     bottom: float
     text: str
     line: int
+    name: bool  # namelike(text)
 
 
 def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
@@ -39,9 +40,9 @@ def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
         if i in skip or ln.size >= thr:
             continue
         if ln.cells:
-            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i) for c in ln.cells)
+            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i, namelike(c[2])) for c in ln.cells)
         else:
-            out.append(Cell(ln.x0, ln.x1, ln.top, ln.bottom, ln.text, i))
+            out.append(Cell(ln.x0, ln.x1, ln.top, ln.bottom, ln.text, i, len(ln.text) <= 48 and namelike(ln.text)))
     return out
 
 
@@ -93,7 +94,7 @@ def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Ce
     rows = [(c, r) for c, r in rows if r]
     if len(rows) < _MIN_ROWS:
         return None
-    names = [c for c, _ in rows if namelike(c.text)]
+    names = [c for c, _ in rows if c.name]
     if len(names) < 0.75 * len(rows):
         return None
     nxt = [r[0] for _, r in rows]
@@ -136,7 +137,7 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             col = [c for c in col if (c.line, c.x0) not in used]
             if len(col) < _MIN_ROWS:
                 continue
-            if sum(1 for c in col if namelike(c.text)) < _MIN_ROWS:
+            if sum(1 for c in col if c.name) < _MIN_ROWS:
                 continue
             if sum(1 for c in col if _ROLL.match(c.text)) >= 0.75 * len(col):
                 continue  # a roll column: the names are in the next one
@@ -201,10 +202,7 @@ def find_captions(pages, drop, thr: float) -> list[Inline]:
         for a, i, b in zip(keep, keep[1:], keep[2:], strict=False):
             ln, up, nxt = lines[i], lines[a], lines[b]
             t = ln.text
-            letters = [ch for ch in t if ch.isalpha()]
-            if ln.size >= thr or not letters or len(t.split()) > 5 or len(t) > 40:
-                continue
-            if not all(ch.isupper() for ch in letters) or ln.col != nxt.col:
+            if ln.size >= thr or len(t) > 40 or not t.isupper() or len(t.split()) > 5 or ln.col != nxt.col:
                 continue
             em = ln.size
             if ln.x0 < left + em or nxt.x0 < left + 0.7 * em or ln.top - up.bottom < 1.2 * em:
