@@ -34,7 +34,7 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 
 def doc_table(
-    titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int], sources: list[str],
+    titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int | None], sources: list[str],
     texts: list[str], targets: list[int], bodies: list[str] | None = None,
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
@@ -121,7 +121,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     titles: list[str] = []
     types: list[str | None] = []
     fields: list[dict | None] = []
-    pages: list[int] = []
+    pages: list[int | None] = []
     sources: list[str] = []
     texts: list[str] = []
     bodies: list[str] = []
