@@ -60,6 +60,7 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str,
                build: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
     """`build(dest)` run once per test run, even under pytest-xdist, where every worker has its own
     session: the first worker builds under a file lock, the others wait and reuse `dest` read-only.
+    The build sees a private user config dir and no library or index-dir overrides.
     Returns `dest` and the JSON-able facts `build` returned (e.g. the scan report's counts)."""
     from filelock import FileLock
 
@@ -71,7 +72,11 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str,
             if dest.is_dir():
                 shutil.rmtree(dest)  # left by a build that failed in another worker
             dest.unlink(missing_ok=True)
-            facts = build(dest)
+            with pytest.MonkeyPatch.context() as mp:  # session fixtures run before the per-test isolation
+                mp.setenv("GMTOOL_CONFIG_DIR", str(root / f"{name}.config"))
+                for var in ("GMTOOL_LIBRARY", "GMTOOL_INDEX_DIR", "GMTOOL_DEBUG"):
+                    mp.delenv(var, raising=False)
+                facts = build(dest)
             done.write_text(json.dumps(facts), encoding="utf-8")
     return dest, json.loads(done.read_text(encoding="utf-8"))
 
