@@ -168,6 +168,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         for ln in lines:
             for wd in re.findall(r"[A-Za-z]+", ln.text):
                 vocab_c[wd.lower()] += 1
+    plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     pages = _repair_ligatures(pages, vocab_c)
     drop = find_furniture(pages)
     vocab = set(vocab_c)
@@ -183,6 +184,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
+    for pg, objects in plain:
+        warnings.append(f"page {pg} has {objects} objects: read as plain text, without headings")
     return Document(
         format="pdf",
         title=title,

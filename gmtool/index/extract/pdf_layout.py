@@ -105,9 +105,39 @@ def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool, str]:
     return cache[key]
 
 
+# Page objects above which a page is read as plain text: pdfium looks up each text object's
+# characters by scanning the whole page, so per-object reading is quadratic in the object count.
+# The densest page of the corpus has about 3,000 objects; an adversarial page may have millions.
+MAX_PAGE_OBJECTS = 10_000
+# the size given to the lines of a page read as plain text (only its ratio to nothing matters:
+# every line of such a page has it, so none stands out as a heading)
+_PLAIN_SIZE = 10.0
+
+
+class PageLines(list):  # type: ignore[type-arg]
+    """A page's lines; `plain` is set when the page was read as plain text (too many objects)."""
+
+    plain: int = 0
+
+
+def plain_spans(textpage, width: float, height: float) -> list[tuple]:
+    """The page's text as plain body lines, in pdfium's own order (linear in the text)."""
+    text = textpage.get_text_range()
+    spans = []
+    y = 0.0
+    for raw_line in text.splitlines():
+        if not raw_line.strip():
+            continue
+        spans.append((0.0, y, width, y + _PLAIN_SIZE, y + _PLAIN_SIZE, _PLAIN_SIZE, False, raw_line, "plain"))
+        y += _PLAIN_SIZE * 1.2
+    return spans
+
+
 def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
     """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top."""
     width, height = page.get_size()
+    if raw.FPDFPage_CountObjects(page.raw) > MAX_PAGE_OBJECTS:
+        return plain_spans(textpage, width, height), width, height
     fast = _fast(raw)
     praw = ctypes.cast(page.raw, ctypes.c_void_p).value
     tpraw = ctypes.cast(textpage.raw, ctypes.c_void_p).value
@@ -378,11 +408,15 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
             page = doc[i]
             tp = page.get_textpage()
             try:
+                objects = raw.FPDFPage_CountObjects(page.raw)
                 spans, w, h = page_spans(page, tp, raw, cache)
             finally:
                 tp.close()
                 page.close()
-            out.append((w, h, layout_page(spans, w, h)))
+            lines = PageLines(layout_page(spans, w, h))
+            if objects > MAX_PAGE_OBJECTS:
+                lines.plain = objects
+            out.append((w, h, lines))
     finally:
         doc.close()
     return out
