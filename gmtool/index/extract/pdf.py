@@ -148,6 +148,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         find_furniture,
         merge_inline,
         page_text,
+        preamble,
+        prepend,
     )
     from gmtool.index.extract.titles import tidy_titles
 
@@ -181,6 +183,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
     entries = merge_twins(fold_labels(entries))
+    front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
+    entries = prepend(front, entries)
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
