@@ -120,24 +120,23 @@ class PageLines(list):  # type: ignore[type-arg]
     plain: int = 0
 
 
-def plain_spans(textpage, width: float, height: float) -> list[tuple]:
-    """The page's text as plain body lines, in pdfium's own order (linear in the text)."""
-    text = textpage.get_text_range()
-    spans = []
+def plain_lines(textpage, width: float) -> list[Line]:
+    """The page's text as plain body lines, in pdfium's own order: linear in the text, and
+    without the layout pass (whose keys and fragments cost ~4 KB a line)."""
+    lines = []
     y = 0.0
-    for raw_line in text.splitlines():
-        if not raw_line.strip():
+    for raw_line in textpage.get_text_range().splitlines():
+        text = clean_text(raw_line)
+        if not text:
             continue
-        spans.append((0.0, y, width, y + _PLAIN_SIZE, y + _PLAIN_SIZE, _PLAIN_SIZE, False, raw_line, "plain"))
+        lines.append(Line(y, y + _PLAIN_SIZE, y + _PLAIN_SIZE, 0.0, width, _PLAIN_SIZE, False, False, 0, text, False))
         y += _PLAIN_SIZE * 1.2
-    return spans
+    return lines
 
 
 def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
     """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top."""
     width, height = page.get_size()
-    if raw.FPDFPage_CountObjects(page.raw) > MAX_PAGE_OBJECTS:
-        return plain_spans(textpage, width, height), width, height
     fast = _fast(raw)
     praw = ctypes.cast(page.raw, ctypes.c_void_p).value
     tpraw = ctypes.cast(textpage.raw, ctypes.c_void_p).value
@@ -409,13 +408,17 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
             tp = page.get_textpage()
             try:
                 objects = raw.FPDFPage_CountObjects(page.raw)
-                spans, w, h = page_spans(page, tp, raw, cache)
+                if objects > MAX_PAGE_OBJECTS:
+                    w, h = page.get_size()
+                    lines = PageLines(plain_lines(tp, w))
+                    lines.plain = objects
+                else:
+                    spans, w, h = page_spans(page, tp, raw, cache)
             finally:
                 tp.close()
                 page.close()
-            lines = PageLines(layout_page(spans, w, h))
-            if objects > MAX_PAGE_OBJECTS:
-                lines.plain = objects
+            if objects <= MAX_PAGE_OBJECTS:
+                lines = PageLines(layout_page(spans, w, h))
             out.append((w, h, lines))
     finally:
         doc.close()
