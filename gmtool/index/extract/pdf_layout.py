@@ -114,7 +114,7 @@ MAX_PAGE_OBJECTS = 10_000
 _PLAIN_SIZE = 10.0
 
 
-class PageLines(list):  # type: ignore[type-arg]
+class PageLines(list[Line]):
     """A page's lines; `plain` is set when the page was read as plain text (too many objects)."""
 
     plain: int = 0
@@ -400,7 +400,7 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
     from pypdfium2 import raw
 
     doc = pdfium.PdfDocument(path)
-    out = []
+    out: list[tuple[float, float, list[Line]]] = []
     cache: dict = {}
     try:
         for i in range(start, stop):
