@@ -158,7 +158,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     for i, (_w, h, _lines) in enumerate(pages):
         heights[i] = h
     outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
-    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines]
+    # a page skipped as too dense has a text layer: it is not reported as missing one
+    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines and not getattr(lines, "plain", 0)]
     if len(empty) == n:
         raise ExtractError(
             "NO_TEXT_LAYER",
@@ -189,7 +190,10 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
     for pg, objects in plain:
-        warnings.append(f"page {pg} has {objects} objects: read as plain text, without headings")
+        if objects > 0:
+            warnings.append(f"page {pg} has {objects} objects: read as plain text, without headings")
+        else:
+            warnings.append(f"page {pg} has {-objects} objects: too many to read, its text is skipped")
     return Document(
         format="pdf",
         title=title,

@@ -109,13 +109,17 @@ def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool, str]:
 # characters by scanning the whole page, so per-object reading is quadratic in the object count.
 # The densest page of the corpus has about 3,000 objects; an adversarial page may have millions.
 MAX_PAGE_OBJECTS = 10_000
+# Page objects above which a page is not read at all (with a warning): pdfium's text page costs
+# about 0.5 KB an object, so reading 400,000 objects would take ~200 MB beyond the page itself.
+MAX_READ_OBJECTS = 100_000
 # the size given to the lines of a page read as plain text (only its ratio to nothing matters:
 # every line of such a page has it, so none stands out as a heading)
 _PLAIN_SIZE = 10.0
 
 
 class PageLines(list[Line]):
-    """A page's lines; `plain` is set when the page was read as plain text (too many objects)."""
+    """A page's lines; `plain` is its object count when it was read as plain text (too many
+    objects), minus that count when it was not read at all (far too many)."""
 
     plain: int = 0
 
@@ -405,21 +409,30 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
     try:
         for i in range(start, stop):
             page = doc[i]
-            tp = page.get_textpage()
             try:
-                objects = raw.FPDFPage_CountObjects(page.raw)
-                if objects > MAX_PAGE_OBJECTS:
-                    w, h = page.get_size()
-                    lines = PageLines(plain_lines(tp, w))
-                    lines.plain = objects
-                else:
-                    spans, w, h = page_spans(page, tp, raw, cache)
+                out.append(_read_page(page, raw, cache))
             finally:
-                tp.close()
                 page.close()
-            if objects <= MAX_PAGE_OBJECTS:
-                lines = PageLines(layout_page(spans, w, h))
-            out.append((w, h, lines))
     finally:
         doc.close()
     return out
+
+
+def _read_page(page, raw, cache: dict) -> tuple[float, float, list[Line]]:
+    """One page's (width, height, lines); an over-dense page as plain text, or not at all."""
+    objects = raw.FPDFPage_CountObjects(page.raw)
+    w, h = page.get_size()
+    if objects > MAX_READ_OBJECTS:
+        lines = PageLines()
+        lines.plain = -objects  # skipped: its text page alone would cost ~0.5 KB an object
+        return w, h, lines
+    tp = page.get_textpage()
+    try:
+        if objects > MAX_PAGE_OBJECTS:
+            lines = PageLines(plain_lines(tp, w))
+            lines.plain = objects
+            return w, h, lines
+        spans, w, h = page_spans(page, tp, raw, cache)
+    finally:
+        tp.close()
+    return w, h, PageLines(layout_page(spans, w, h))
