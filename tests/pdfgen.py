@@ -978,3 +978,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def make_headingless_pdf(path, paragraphs: Sequence[str], title: str | None = None) -> Path:
+    """Plain paragraphs in one font and size, no heading and no outline (a letter, notes)."""
+    pdf = _new_pdf()
+    if title:
+        pdf.set_title(title)
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    for par in paragraphs:
+        pdf.multi_cell(0, 5, par)
+        pdf.ln(2)
+    return _out(pdf, path)

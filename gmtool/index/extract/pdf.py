@@ -148,6 +148,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         find_furniture,
         merge_inline,
         page_text,
+        preamble,
+        prepend,
     )
     from gmtool.index.extract.titles import tidy_titles
 
@@ -156,7 +158,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     for i, (_w, h, _lines) in enumerate(pages):
         heights[i] = h
     outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
-    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines]
+    # a page skipped as too dense has a text layer: it is not reported as missing one
+    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines and not getattr(lines, "plain", 0)]
     if len(empty) == n:
         raise ExtractError(
             "NO_TEXT_LAYER",
@@ -168,6 +171,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         for ln in lines:
             for wd in re.findall(r"[A-Za-z]+", ln.text):
                 vocab_c[wd.lower()] += 1
+    plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     pages = _repair_ligatures(pages, vocab_c)
     drop = find_furniture(pages)
     vocab = set(vocab_c)
@@ -180,9 +184,16 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
     entries = merge_twins(fold_labels(entries))
+    front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
+    entries = prepend(front, entries)
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
+    for pg, objects in plain:
+        if objects > 0:
+            warnings.append(f"page {pg} has {objects} objects: read as plain text, without headings")
+        else:
+            warnings.append(f"page {pg} has {-objects} objects: too many to read, its text is skipped")
     return Document(
         format="pdf",
         title=title,

@@ -105,6 +105,39 @@ def _font_flags(key: int | None, cache: dict, raw) -> tuple[bool, bool, str]:
     return cache[key]
 
 
+# Page objects above which a page is read as plain text: pdfium looks up each text object's
+# characters by scanning the whole page, so per-object reading is quadratic in the object count.
+# The densest page of the corpus has about 3,000 objects; an adversarial page may have millions.
+MAX_PAGE_OBJECTS = 10_000
+# Page objects above which a page is not read at all (with a warning): pdfium's text page costs
+# about 0.5 KB an object, so reading 400,000 objects would take ~200 MB beyond the page itself.
+MAX_READ_OBJECTS = 100_000
+# the size given to the lines of a page read as plain text (only its ratio to nothing matters:
+# every line of such a page has it, so none stands out as a heading)
+_PLAIN_SIZE = 10.0
+
+
+class PageLines(list[Line]):
+    """A page's lines; `plain` is its object count when it was read as plain text (too many
+    objects), minus that count when it was not read at all (far too many)."""
+
+    plain: int = 0
+
+
+def plain_lines(textpage, width: float) -> list[Line]:
+    """The page's text as plain body lines, in pdfium's own order: linear in the text, and
+    without the layout pass (whose keys and fragments cost ~4 KB a line)."""
+    lines = []
+    y = 0.0
+    for raw_line in textpage.get_text_range().splitlines():
+        text = clean_text(raw_line)
+        if not text:
+            continue
+        lines.append(Line(y, y + _PLAIN_SIZE, y + _PLAIN_SIZE, 0.0, width, _PLAIN_SIZE, False, False, 0, text, False))
+        y += _PLAIN_SIZE * 1.2
+    return lines
+
+
 def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
     """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top."""
     width, height = page.get_size()
@@ -371,18 +404,35 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
     from pypdfium2 import raw
 
     doc = pdfium.PdfDocument(path)
-    out = []
+    out: list[tuple[float, float, list[Line]]] = []
     cache: dict = {}
     try:
         for i in range(start, stop):
             page = doc[i]
-            tp = page.get_textpage()
             try:
-                spans, w, h = page_spans(page, tp, raw, cache)
+                out.append(_read_page(page, raw, cache))
             finally:
-                tp.close()
                 page.close()
-            out.append((w, h, layout_page(spans, w, h)))
     finally:
         doc.close()
     return out
+
+
+def _read_page(page, raw, cache: dict) -> tuple[float, float, list[Line]]:
+    """One page's (width, height, lines); an over-dense page as plain text, or not at all."""
+    objects = raw.FPDFPage_CountObjects(page.raw)
+    w, h = page.get_size()
+    if objects > MAX_READ_OBJECTS:
+        lines = PageLines()
+        lines.plain = -objects  # skipped: its text page alone would cost ~0.5 KB an object
+        return w, h, lines
+    tp = page.get_textpage()
+    try:
+        if objects > MAX_PAGE_OBJECTS:
+            lines = PageLines(plain_lines(tp, w))
+            lines.plain = objects
+            return w, h, lines
+        spans, w, h = page_spans(page, tp, raw, cache)
+    finally:
+        tp.close()
+    return w, h, PageLines(layout_page(spans, w, h))

@@ -6,12 +6,14 @@ list of `Entry` in document order with parents, levels, page ranges and bodies.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from typing import NamedTuple
 
 from gmtool.index.extract.inline import Inline, Pos
 from gmtool.index.extract.pdf_layout import Line
+from gmtool.index.extract.sections import body_chunks
 from gmtool.types import Entry
 
 _NORM = re.compile(r"[^a-z0-9]+")
@@ -588,3 +590,60 @@ def merge_inline(entries: list[Entry], starts: list[Pos], inline: list[Inline], 
             )
         )
     return out
+
+
+def preamble(pages, drop, first: Pos | None, title: str | None, labels: list[str] | None, vocab: set[str]) -> list[Entry]:
+    """The text before the first heading (all of it when there is none) as a top-level entry,
+    so every readable line of a PDF can be found: titled by the document title, else its first
+    line; long text continues in "(part N)" children. Empty when the first line is a heading."""
+    stop = first if first is not None else Pos(len(pages), 0)
+    texts: list[tuple[int, str]] = []  # (0-based page, joined text)
+    for pg in range(min(stop.page + 1, len(pages))):
+        lines = pages[pg][2]
+        end = stop.idx if pg == stop.page else len(lines)
+        kept = [lines[i] for i in range(min(end, len(lines))) if i not in drop[pg]]
+        text = _join_lines(kept, vocab).strip() if kept else ""
+        if text:
+            texts.append((pg, text))
+    if not texts:
+        return []
+    body = "\n".join(t for _, t in texts)
+    starts: list[int] = []  # offset of each page's text in body
+    off = 0
+    for _, t in texts:
+        starts.append(off)
+        off += len(t) + 1
+    name = title or body.split("\n", 1)[0][:120].strip()
+
+    def page_at(offset: int) -> int:
+        k = max(0, bisect.bisect_right(starts, offset) - 1)
+        return texts[k][0] + 1
+
+    out: list[Entry] = []
+    chunks = body_chunks(body)
+    for k, (offset, chunk) in enumerate(chunks, 1):
+        page = page_at(offset)
+        out.append(
+            Entry(
+                title=name if k == 1 else f"{name} (part {k})",
+                level=1 if k == 1 else 2,
+                page=page,
+                end_page=page_at(offset + len(chunk)),
+                page_label=labels[page - 1] if labels else None,
+                parent=None if k == 1 else 0,
+                body=chunk,
+                origin="text",
+            )
+        )
+    out[0].end_page = texts[-1][0] + 1
+    return out
+
+
+def prepend(front: list[Entry], entries: list[Entry]) -> list[Entry]:
+    """`front` before `entries`, whose parent indices shift by its length."""
+    if not front:
+        return entries
+    for e in entries:
+        if e.parent is not None:
+            e.parent += len(front)
+    return front + entries

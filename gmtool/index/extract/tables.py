@@ -64,7 +64,8 @@ def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
     """Cells to the right of c on its row (cells sorted by top)."""
     lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
     out = []
-    for d in cells[lo:]:
+    for k in range(lo, len(cells)):  # by index: a slice would copy the rest of the page's cells
+        d = cells[k]
         if d.top >= c.bottom + 2:
             break
         if d.x0 > c.x1 + 2 and d.bottom > c.top - 2:
@@ -110,7 +111,8 @@ def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Ce
 def _left_of(c: Cell, cells: list[Cell]) -> list[Cell]:
     lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
     out = []
-    for d in cells[lo:]:
+    for k in range(lo, len(cells)):
+        d = cells[k]
         if d.top >= c.bottom + 2:
             break
         if d.x1 < c.x0 - 2 and d.bottom > c.top - 2:
