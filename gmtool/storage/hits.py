@@ -17,6 +17,7 @@ between writing it and the manifest, only makes searches slower, never wrong.
 from __future__ import annotations
 
 import contextlib
+import mmap
 from dataclasses import asdict
 from pathlib import Path
 
@@ -60,11 +61,15 @@ def save_hits(index_dir: Path, source_id: str, sha256: str, entries: list[Entry]
 
 class HitsFile:
     """One source's entries, each parsed on first use. `entry` raises ValueError/TypeError/KeyError
-    on a damaged line; the reader then falls back to the full index file."""
+    on a damaged line; the reader then falls back to the full index file.
+
+    The file is memory-mapped: only the pages of the entries read are touched, and the mapping
+    keeps the version that was checked even when a writer replaces the file meanwhile.
+    """
 
     __slots__ = ("_base", "_data", "_entries", "_offsets", "count", "page_labels", "parents")
 
-    def __init__(self, data: bytes, base: int, header: dict) -> None:
+    def __init__(self, data: mmap.mmap, base: int, header: dict) -> None:
         self._data = data
         self._base = base
         self._offsets: list[int] = header["offsets"]
@@ -81,13 +86,18 @@ class HitsFile:
         return e
 
 
+def _map(path: Path) -> mmap.mmap:
+    with open(path, "rb") as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def load_hits(index_dir: Path, source_id: str, sha256: str, count: int) -> HitsFile | None:
     """The hits file when it belongs to this version of the source, speaks for the full index
     file as it is now and holds `count` entries, else None (read the full index file)."""
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        data = hits_file(index_dir, source_id).read_bytes()
-        nl = data.index(b"\n")
-        header = orjson.loads(data[:nl])
+        data = _map(hits_file(index_dir, source_id))
+        nl = data.find(b"\n")
+        header = orjson.loads(data[:nl]) if nl > 0 else None
         if (
             isinstance(header, dict)
             and header.get("hits_version") == HITS_VERSION
