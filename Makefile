@@ -29,9 +29,13 @@ lint: $(STAMP)
 	$(BIN)/mypy gmtool
 	$(BIN)/lint-imports
 
+# The suite runs on TEST_JOBS cores (pytest-xdist); session fixtures are still built once per run
+# (tests/conftest.py: build_once). TEST_JOBS=0 runs it in one process.
+TEST_JOBS ?= 2
+
 test: $(STAMP)
 	$(MAKE) --no-print-directory lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/search.py

@@ -189,6 +189,9 @@ LibraryOpt = typer.Option(
     None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
 )
 JsonOpt = typer.Option(False, "--json", help="Print one JSON document on stdout (nothing else).")
+AllCopiesOpt = typer.Option(
+    False, "--all-copies", help="Show every book's copy of an entry as its own row (default: one row, with 'also in')."
+)
 TypeOpt = typer.Option(
     None, "--type", "-t", metavar="TYPE",
     help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
@@ -472,6 +475,7 @@ def search(
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
     limit: int = typer.Option(20, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
+    all_copies: bool = AllCopiesOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -480,7 +484,8 @@ def search(
     Without words, --type/--where list every matching entry in book order.
     """
     eng = _engine(library)
-    res = eng.search(" ".join(query or []), types=type_, sources=source, limit=limit, where=where)
+    res = eng.search(" ".join(query or []), types=type_, sources=source, limit=limit, where=where,
+                     all_copies=all_copies)
     if as_json:
         _print_json(res)
         return
@@ -503,13 +508,14 @@ def ask(
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
     ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
+    all_copies: bool = AllCopiesOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Ask in plain language ("a tanky spellcaster class"); hybrid keyword + embedding ranking."""
     eng = _engine(library)
     res = eng.ask(" ".join(query), types=type_, sources=source, limit=limit, min_score=min_score, where=where,
-                  device=device, timeout=timeout, ranker=ranker, explain=explain)
+                  device=device, timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies)
     if as_json:
         _print_json(res)
         return

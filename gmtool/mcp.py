@@ -56,6 +56,9 @@ MaxChars = Annotated[int, Field(ge=0, le=MAX_READ_CHARS,
 Depth = Annotated[int | None, Field(ge=1, description="show at most this many nesting levels")]
 Where = list[str] | dict[str, Any] | None
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
+MMAP_THRESHOLD = 1 << 20  # blocks of 1 MiB and more (keyword matrices, vectors) are mmapped and given back
+
 T = TypeVar("T")
 PAGE_NUMBER = re.compile(r"[0-9]{1,9}")
 
@@ -304,23 +307,26 @@ def _add_read_tools(mcp: FastMCP, svc: Service) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     def search_library(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                       limit: SearchLimit = 20, where: Where = None) -> SearchOut:
+                       limit: SearchLimit = 20, where: Where = None, all_copies: bool = False) -> SearchOut:
         """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules).
         content_types / documents: None = all, [] = nothing. where: typed field filters such as
-        ["level=3", "school=evocation"] or {"cr": "<=5"}."""
+        ["level=3", "school=evocation"] or {"cr": "<=5"}. An entry held by several books is one
+        result (the other copies in also_in) unless all_copies."""
         res = svc.call("search_library", lambda e: e.search(
-            query, types=_listed(content_types), sources=_listed(documents), limit=limit, where=where))
+            query, types=_listed(content_types), sources=_listed(documents), limit=limit, where=where,
+            all_copies=all_copies))
         data = mcpout.fit(search_dict(res), "results")
         return result(data, mcpout.search_text(data))
 
     @mcp.tool(annotations=READ_ONLY)
     def ask_books(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                  limit: SearchLimit = 10, min_score: MinScore = 0.0, where: Where = None) -> SearchOut:
+                  limit: SearchLimit = 10, min_score: MinScore = 0.0, where: Where = None,
+                  all_copies: bool = False) -> SearchOut:
         """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"): ranks sections
         by keywords and meaning. Same filters as search_library; min_score drops results below a 0-1 score."""
         res = svc.call("ask_books", lambda e: e.ask(
             query, types=_listed(content_types), sources=_listed(documents), limit=limit, min_score=min_score,
-            where=where))
+            where=where, all_copies=all_copies))
         data = mcpout.fit(search_dict(res), "results")
         return result(data, mcpout.search_text(data))
 
@@ -370,9 +376,27 @@ def configure_logging(debug: bool) -> None:
         logger.propagate = False
 
 
+def hand_back_freed_memory() -> None:
+    """The server outlives many library snapshots (every scan swaps one in). glibc raises its mmap
+    threshold to the largest block freed, so later big arrays come from the heap and their memory is
+    kept after the old snapshot goes: RSS climbed ~100 MB per reload in bench/soak.py. A fixed
+    threshold keeps big blocks in mmap, which free() hands back. No-op off glibc."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform != "linux" or not name:
+        return
+    try:
+        ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # a libc without mallopt
+        return
+
+
 def run_server(library: Path | None, debug: bool = False) -> None:
     """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages."""
     configure_logging(debug)
+    hand_back_freed_memory()
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
         mcp = build_server(library, debug)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]

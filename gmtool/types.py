@@ -41,8 +41,8 @@ class Entry:
 
     title: str
     level: int  # 1 = top level
-    page: int  # 1-based physical page where the heading is printed (1 for Markdown/text)
-    end_page: int = 0  # last physical page of the section (inclusive)
+    page: int | None  # 1-based physical page of the heading; None for Markdown/text (see `line`)
+    end_page: int = 0  # last physical page of the section (inclusive); 0 when it has no pages
     page_label: str | None = None  # printed page label where the PDF defines one
     content_type: str | None = None
     parent: int | None = None
@@ -58,9 +58,9 @@ class TocNode(TypedDict):
 
     title: str
     level: int
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     fields: dict[str, Any] | None
     index: int
@@ -81,6 +81,7 @@ class Document:
     has_outline: bool = False
     pages_without_text: list[int] = field(default_factory=list)  # 1-based
     warnings: list[str] = field(default_factory=list)
+    lines: int | None = None  # Markdown/text: the file's line count (they have no pages)
 
 
 @dataclass(slots=True)
@@ -103,6 +104,7 @@ class SourceMeta:
     format_version: int
     entry_count: int = 0
     type_counts: dict[str, int] = field(default_factory=dict)
+    lines: int | None = None  # Markdown/text: the file's line count, shown instead of pages
 
     @property
     def typed_share(self) -> float:
@@ -146,15 +148,16 @@ class Hit:
     source_id: str
     source_name: str
     file: str
-    page: int
+    page: int | None  # None for Markdown/text results, which carry `line`
     page_label: str | None
     section_path: list[str]
     score: float
     snippet: str
     entry_index: int = 0
     line: int | None = None  # 1-based line of the heading in a Markdown or text source
-    also_in: list[str] | None = None
-    duplicate_of: str | None = None
+    also_in: list[dict[str, Any]] | None = None  # the same entry in other books: {"source_id", "page" (None in Markdown)}
+    duplicate_of: str | None = None  # --all-copies: the source of the row above that shows this entry
+    namesake_of: str | None = None  # the source of a row above with the same title and type but another text
     similarity_score: float | None = None
     matched_terms: list[str] | None = None
     fields: dict[str, Any] | None = None
@@ -187,15 +190,16 @@ class ReadResult:
     source_name: str
     file: str
     title: str | None
-    page: int
+    page: int | None  # None for a Markdown/text section (see `line`)
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     text: str
     truncated: bool
     previous_title: str | None
     next_title: str | None
     section_path: list[str] = field(default_factory=list)
+    line: int | None = None  # 1-based line of a Markdown/text section
 
 
 @dataclass

@@ -104,7 +104,7 @@ def open_at(
     sid = engine.source_id(source)
     meta = engine.library().metas[sid]
     if title is not None:
-        page = engine.read(sid, title=title, max_chars=1).page
+        page = engine.read(sid, title=title, max_chars=1).page or 1  # Markdown/text: no page
     elif page is None:
         page = 1
     elif page < 1 or (meta.pages and page > meta.pages):

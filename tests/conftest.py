@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import copy
+import json
 import os
+import pickle
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,30 +56,98 @@ def sample_lib(tmp_path: Path) -> Path:
     return dest
 
 
+def build_once(tmp_path_factory: pytest.TempPathFactory, name: str,
+               build: Callable[[Path], dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+    """`build(dest)` run once per test run, even under pytest-xdist, where every worker has its own
+    session: the first worker builds under a file lock, the others wait and reuse `dest` read-only.
+    The build sees a private user config dir and no library or index-dir overrides.
+    Returns `dest` and the JSON-able facts `build` returned (e.g. the scan report's counts)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # shared by this run's workers only
+    dest, done = root / name, root / f"{name}.done.json"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.exists():
+            if dest.is_dir():
+                shutil.rmtree(dest)  # left by a build that failed in another worker
+            dest.unlink(missing_ok=True)
+            with pytest.MonkeyPatch.context() as mp:  # session fixtures run before the per-test isolation
+                mp.setenv("GMTOOL_CONFIG_DIR", str(root / f"{name}.config"))
+                for var in ("GMTOOL_LIBRARY", "GMTOOL_INDEX_DIR", "GMTOOL_DEBUG"):
+                    mp.delenv(var, raising=False)
+                facts = build(dest)
+            done.write_text(json.dumps(facts), encoding="utf-8")
+    return dest, json.loads(done.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
 def sample_scanned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The bundled sample library scanned once per session, keyword-only, in a folder whose name
+    """The bundled sample library scanned once per run, keyword-only, in a folder whose name
     needs shell quoting. Read-only: copy it (or use `sample_lib`) to change it."""
-    dest = tmp_path_factory.mktemp("sample") / "my books"
-    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
-    scan_isolated(dest, dest.parent / "config", workers=1)
-    yield dest
+
+    def build(root: Path) -> dict[str, Any]:
+        dest = root / "my books"
+        shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".gmtool"))
+        scan_isolated(dest, root / "config", workers=1)
+        return {}
+
+    root, _ = build_once(tmp_path_factory, "sample-scanned", build)
+    yield root / "my books"
+
+
+@pytest.fixture(scope="session")
+def sample_embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The sample library scanned once per run WITH embeddings (the default model), and the scan's
+    counts. Read-only: tests that rescan or edit it take a copy (`embedded_copy`)."""
+
+    def build(root: Path) -> dict[str, Any]:
+        from gmtool.engine import Engine
+
+        with pytest.MonkeyPatch.context() as mp:  # session fixtures run before the autouse isolation
+            mp.setenv("GMTOOL_CONFIG_DIR", str(root / "config"))
+            mp.delenv("GMTOOL_MODEL", raising=False)
+            mp.delenv("GMTOOL_NO_REWRITE", raising=False)
+            if "GMTOOL_CACHE_DIR" not in os.environ:
+                mp.setenv("GMTOOL_CACHE_DIR", str(SESSION_CACHE))
+            lib = root / "sample"
+            shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
+            report = Engine(lib).scan()
+        assert not report.failed and not report.warnings, report
+        assert report.embeddings_generated > 0
+        return {"embeddings_generated": report.embeddings_generated}
+
+    root, facts = build_once(tmp_path_factory, "sample-embedded", build)
+    return root / "sample", facts
+
+
+@pytest.fixture
+def embedded_copy(sample_embedded: tuple[Path, dict[str, Any]], tmp_path: Path) -> Path:
+    """A private copy of `sample_embedded`, index and vectors included (mtimes kept), to rescan or edit."""
+    dest = tmp_path / "sample"
+    shutil.copytree(sample_embedded[0], dest)
+    return dest
 
 
 @pytest.fixture(scope="session")
 def corpus_lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The corpus (4 PDFs + 4 Markdown files) scanned once, keyword-only, for the whole session.
+    """The corpus (4 PDFs + 4 Markdown files) scanned once per run, keyword-only.
 
     Tests must treat it as read-only; copy it when a test needs to change it.
     """
     if not CORPUS.is_dir():
         pytest.skip(f"corpus not found at {CORPUS}")
-    lib = tmp_path_factory.mktemp("corpus")
-    for name in CORPUS_PDFS:
-        shutil.copy2(CORPUS / "pdf" / name, lib / name)
-    for name in CORPUS_MDS:
-        shutil.copy2(CORPUS / "md" / name, lib / name)
-    scan_isolated(lib, lib / ".config")
+
+    def build(lib: Path) -> dict[str, Any]:
+        lib.mkdir(parents=True)
+        for name in CORPUS_PDFS:
+            shutil.copy2(CORPUS / "pdf" / name, lib / name)
+        for name in CORPUS_MDS:
+            shutil.copy2(CORPUS / "md" / name, lib / name)
+        scan_isolated(lib, lib / ".config")
+        return {}
+
+    lib, _ = build_once(tmp_path_factory, "corpus", build)
     yield lib
 
 
@@ -99,19 +169,22 @@ def scan_isolated(lib: Path, config: Path, workers: int | None = None) -> None:
 
 
 @pytest.fixture(scope="session")
-def corpus_pdf_doc() -> Callable[[str], object]:
-    """`get(name)`: a corpus PDF extracted once per session (the 818-page SRD takes seconds), as a
-    private deep copy, so the extraction and classification tests share one read of each book."""
+def corpus_pdf_doc(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], object]:
+    """`get(name)`: a corpus PDF extracted once per run (the 818-page SRD takes seconds), as a
+    private copy (a fresh unpickling), so the extraction and classification tests share one read
+    of each book, across xdist workers too."""
     from gmtool.index.extract.pdf import extract_pdf
-
-    cache: dict[str, object] = {}
 
     def get(name: str) -> object:
         path = CORPUS / "pdf" / name
         if not path.exists():
             pytest.skip(f"corpus not found at {CORPUS}")
-        if name not in cache:
-            cache[name] = extract_pdf(path, workers=2)
-        return copy.deepcopy(cache[name])
+
+        def build(dest: Path) -> dict[str, Any]:
+            dest.write_bytes(pickle.dumps(extract_pdf(path, workers=2)))
+            return {}
+
+        pkl, _ = build_once(tmp_path_factory, f"extracted-{path.stem}.pickle", build)
+        return pickle.loads(pkl.read_bytes())
 
     return get

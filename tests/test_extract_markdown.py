@@ -51,7 +51,7 @@ def test_atx_levels_parents_lines_and_bodies(tmp_path):
     ]
     fire = doc.entries[1]
     assert fire.body == "3rd-level evocation\n\nRange: 150 feet"
-    assert all(e.page == 1 and e.end_page == 1 and e.origin == "markdown" for e in doc.entries)
+    assert all(e.page is None and e.end_page == 0 and e.origin == "markdown" for e in doc.entries)
     assert doc.entries[0].body == "Intro text."
 
 

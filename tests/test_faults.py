@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pdfgen
 import pytest
+from conftest import build_once
 
 from gmtool.engine import Engine
 from gmtool.errors import GmtoolError
@@ -49,11 +51,25 @@ def _make_lib(lib: Path, chapters: int = 3) -> Path:
 ALL_IDS = set(TAGS_PDF) | set(TAGS_MD)
 
 
+@pytest.fixture(scope="session")
+def indexed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The six-book library generated and indexed once per run; read-only (see `lib`)."""
+
+    def build(dest: Path) -> dict[str, object]:
+        _make_lib(dest)
+        rep = Engine(dest).index(embed=False, workers=1)
+        assert rep.indexed == 6 and not rep.failed
+        return {}
+
+    return build_once(tmp_path_factory, "faults-lib", build)[0]
+
+
 @pytest.fixture
-def lib(tmp_path: Path) -> Path:
-    lib = _make_lib(tmp_path / "lib")
-    rep = Engine(lib).index(embed=False, workers=1)
-    assert rep.indexed == 6 and not rep.failed
+def lib(indexed_once: Path, tmp_path: Path) -> Path:
+    """A private copy of the indexed six-book library (books, index and mtimes), for a test to damage."""
+    lib = tmp_path / "lib"
+    shutil.copytree(indexed_once, lib)
+    assert {m.source_id for m in Engine(lib).sources()} == ALL_IDS
     return lib
 
 

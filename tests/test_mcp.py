@@ -142,8 +142,8 @@ def test_tools_schemas_and_annotations(sample: Server) -> None:
     assert {"force"} <= props["scan_library"]
     assert props["list_library"] == {"format"}
     assert props["get_library_toc"] == {"source_id", "depth", "content_type", "cursor"}
-    assert props["search_library"] == {"query", "content_types", "documents", "limit", "where"}
-    assert props["ask_books"] == {"query", "content_types", "documents", "limit", "min_score", "where"}
+    assert props["search_library"] == {"query", "content_types", "documents", "limit", "where", "all_copies"}
+    assert props["ask_books"] == {"query", "content_types", "documents", "limit", "min_score", "where", "all_copies"}
     assert props["read_section"] == {"source_id", "title", "page", "max_chars"}
     assert {"files", "include", "exclude", "force", "verify"} <= props["index_library"]
     assert by_name["search_library"].input_schema["required"] == ["query"]

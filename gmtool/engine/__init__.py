@@ -135,7 +135,7 @@ class Engine:
                 "level": e.level,
                 "page": e.page,
                 "page_label": e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
-                "end_page": e.end_page or e.page,
+                "end_page": e.end_page or e.page,  # None for Markdown/text
                 "content_type": e.content_type,
                 "fields": e.fields or None,
                 "index": i,
@@ -180,12 +180,13 @@ class Engine:
         sources: list[str] | None = None,
         limit: int = 20,
         where: WhereArg = None,
+        all_copies: bool = False,
     ) -> SearchResult:
         from gmtool.query.search import search
 
         _check_count("limit", limit)
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
-        return search(self.library(), query, flt, limit=limit)
+        return search(self.library(), query, flt, limit=limit, all_copies=all_copies)
 
     def ask(
         self,
@@ -199,6 +200,7 @@ class Engine:
         timeout: float = 10.0,
         ranker: str = "hybrid",
         explain: bool = False,
+        all_copies: bool = False,
     ) -> SearchResult:
         from gmtool.query.ask import ask
 
@@ -208,7 +210,7 @@ class Engine:
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(
             self.embedder, self.library(), query, flt, limit=limit, min_score=min_score, device=device,
-            timeout=timeout, ranker=ranker, explain=explain,
+            timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies,
         )
 
     def embedder(self, device: str = "auto") -> Embedder:

@@ -72,12 +72,13 @@ OWN_FORMAT_MIN = 5
 # The types whose own lines (spell line, stat block) mark a book laid out like the SRD.
 ENTITY_FORMATS = {"spell", "monster", "item"}
 # A section holding more than this share of the book's entries is the book's title section.
-ROOT_SHARE = 0.3
+ROOT_SHARE = 0.5
 ROOT_MIN_ENTRIES = 10  # below this a share says nothing
 # Prose of a rule section: shorter bodies are captions or labels.
 RULE_MIN_BODY = 40
 # A class described in its chapter runs to a few paragraphs at least.
 CLASS_MIN_BODY = 200
+_ROLL_CELL = re.compile(r"^\d+(?:\s*[-\u2013\u00ad]\s*\d+)?\s+")
 _EXAMPLE = re.compile(r"\bexamples?\b")
 
 # Section titles that give context to what they hold (matched against normalised titles).
@@ -391,6 +392,7 @@ def _row_header(nodes: list[_Node], node: _Node) -> str | None:
     lines = [x.strip() for x in parent.entry.body.split("\n") if x.strip()]
     name = first.entry.title.strip()
     for k, line in enumerate(lines):
+        line = _ROLL_CELL.sub("", line)  # a roll table's first cell: "1-2 free colony"
         if line == name or line.startswith(name + " "):
             return lines[k - 1] if k > 0 else None
     return None
@@ -462,8 +464,9 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
         described = bool(node.children) or len(body) >= CLASS_MIN_BODY
         container = bool(SUBCLASS_CTX.search(t))  # "Domains", "Martial Archetypes"
         return "class" if direct and len(t.split()) <= 3 and described and not container else None
-    if ctx in ("race", "background"):
-        return ctx if direct and len(t.split()) <= 4 and len(body) >= 80 else None
+    if ctx in ("race", "background"):  # a row of an origin table, or a described heading
+        short = len(t.split()) <= 4
+        return ctx if short and (e.origin == "row" or (direct and len(body) >= 80)) else None
     return None
 
 

@@ -1,58 +1,27 @@
-"""Which files a scan or an index run looks at."""
+"""Which files a scan or an index run looks at (the symlink policy is in `gmtool.index.files`)."""
 
 from __future__ import annotations
 
-import functools
 import os
-import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from wcmatch import glob as wcglob
+
+from gmtool.index.files import link_problem
 from gmtool.settings import INDEX_DIRNAME
-from gmtool.types import SUPPORTED_SUFFIXES
+from gmtool.types import SUPPORTED_SUFFIXES, Failure
 
-
-@functools.lru_cache(maxsize=256)
-def _glob_regex(pat: str) -> re.Pattern[str]:
-    """Shell-style glob on a library-relative path: `*` and `?` stay within one folder,
-    `**` spans folders (`**/` may match none), `[abc]` is a class."""
-    out: list[str] = []
-    i, n = 0, len(pat)
-    while i < n:
-        c = pat[i]
-        if pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and (j := pat.find("]", i + 2)) != -1:
-            body = pat[i + 1 : j]
-            neg = body[:1] in ("!", "^")
-            body = body[1:] if neg else body
-            out.append(f"[{'^' if neg else ''}{re.escape(body).replace(chr(92) + '-', '-')}]")
-            i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+# `*` and `?` stay within one folder, `**` spans folders (`**/` may match none), `[abc]` and
+# `[!abc]` are classes; a pattern without `/` matches the file name in any folder (as in
+# .gitignore), so `*.md` means every Markdown file. Hidden files are skipped before matching.
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.MATCHBASE | wcglob.DOTMATCH
 
 
 def _match(rel: str, patterns: list[str]) -> bool:
-    """A pattern with a `/` matches the whole relative path; one without matches the file
-    name in any folder (as in .gitignore), so `*.md` means every Markdown file."""
-    name = rel.rsplit("/", 1)[-1]
-    for pat in patterns:
-        pat = pat.strip().removeprefix("./")
-        target = rel if "/" in pat else name
-        if _glob_regex(pat).match(target):
-            return True
-    return False
+    pats = [p.strip().removeprefix("./") for p in patterns if p.strip()]
+    return bool(pats) and wcglob.globmatch(rel, pats, flags=_GLOB_FLAGS)
 
 
 def normalise_types(types: list[str] | None) -> tuple[str, ...]:
@@ -67,27 +36,81 @@ def normalise_types(types: list[str] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass
+class Discovered:
+    """The files to read, and the library entries that cannot be read (with a code each)."""
+
+    files: list[Path] = field(default_factory=list)
+    problems: list[Failure] = field(default_factory=list)
+
+
+def discover_all(
+    library: Path,
+    include: list[str] | None = None,
+    exclude: list[str] | None = None,
+    types: list[str] | None = None,
+) -> Discovered:
+    """Every supported regular file below the library, sorted, skipping hidden folders and the
+    index folder; symlinks are followed (and loops, dangling links and special files reported)
+    under the policy in `gmtool.index.files`."""
+    suffixes = normalise_types(types)
+    out = Discovered()
+
+    def wanted(rel: str, name: str) -> bool:
+        if name.startswith(".") or not name.lower().endswith(suffixes):
+            return False
+        if include and not _match(rel, include):
+            return False
+        return not (exclude and _match(rel, exclude))
+
+    def walk(folder: Path, rel_dir: str, ancestors: frozenset[tuple[int, int]], seen: set[tuple[int, int]]) -> None:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as exc:
+            out.problems.append(Failure(rel_dir or ".", "UNREADABLE", exc.strerror or str(exc),
+                                        "check the folder's permissions"))
+            return
+        subdirs: list[tuple[str, tuple[int, int]]] = []
+        for name in names:
+            path = folder / name
+            rel = f"{rel_dir}{name}"
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                if not name.startswith(".") and name != INDEX_DIRNAME:
+                    subdirs.append((name, (st.st_dev, st.st_ino)))
+                continue
+            if not wanted(rel, name):
+                continue
+            problem = link_problem(path, rel)
+            if problem is None:
+                out.files.append(path)
+            else:
+                out.problems.append(problem)
+        for name, key in subdirs:
+            rel = f"{rel_dir}{name}"
+            if key in ancestors:
+                out.problems.append(Failure(rel, "SYMLINK_LOOP", "the folder link leads back to a folder that holds it",
+                                            "point the link elsewhere or remove it; the folder is read once"))
+                continue
+            if key in seen:
+                continue  # the same folder behind a second link: read once
+            seen.add(key)
+            walk(folder / name, rel + "/", ancestors | {key}, seen)
+
+    root = os.stat(library)
+    key = (root.st_dev, root.st_ino)
+    walk(library, "", frozenset({key}), {key})
+    return out
+
+
 def discover(
     library: Path,
     include: list[str] | None = None,
     exclude: list[str] | None = None,
     types: list[str] | None = None,
 ) -> list[Path]:
-    """Every supported file below the library, sorted, skipping hidden dirs and the index dir."""
-    suffixes = normalise_types(types)
-    found: list[Path] = []
-    for root, dirs, files in os.walk(library):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != INDEX_DIRNAME)
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
-            if not name.lower().endswith(suffixes):
-                continue
-            path = Path(root) / name
-            rel = path.relative_to(library).as_posix()
-            if include and not _match(rel, include):
-                continue
-            if exclude and _match(rel, exclude):
-                continue
-            found.append(path)
-    return found
+    """The readable files of `discover_all`."""
+    return discover_all(library, include, exclude, types).files

@@ -34,6 +34,7 @@ _HEADER_SINGULAR: dict[str, str] = {
     "monster": "monster|creature|adversary|foe|enemy|npc",
     "spell": "spell|ritual|power|prayer|miracle",
     "item": "item|weapon|armou?r|gear|equipment",
+    "background": "background|origin|community|upbringing",
 }
 HEADER = {t: re.compile(rf"^(?:{w}|{_HEADER_SINGULAR.get(t, w)})\b") for t, w in _CONTEXT_WORDS.items()}
 # Headings that are about a kind, not lists of it ("Monster Tags", "Making Monsters").
@@ -94,6 +95,7 @@ def context_of(title: str) -> str | None:
 def header_type(line: str) -> str | None:
     """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
     h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()
+    h = re.sub(r"^(?:\d*d\d+|roll)\s+", "", h)  # a roll column comes first: "d10 origin"
     for t, rx in HEADER.items():
         if rx.match(h):
             return t

@@ -17,16 +17,17 @@ from pathlib import Path
 
 from gmtool import __version__
 from gmtool.errors import GmtoolError, UsageError
-from gmtool.index.discover import discover
+from gmtool.index.discover import discover_all
+from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.workers import iter_extracted
 from gmtool.settings import Paths, Settings
 from gmtool.storage import store
 from gmtool.storage.atomic import atomic_write
-from gmtool.storage.hashing import FileStamp, file_sha256
+from gmtool.storage.hashing import FileStamp
 from gmtool.storage.layout import keyword_files
 from gmtool.storage.manifest import FailedFile, Manifest
-from gmtool.types import SUPPORTED_SUFFIXES, Document, Failure, ScanReport, SourceMeta
+from gmtool.types import Document, Failure, ScanReport, SourceMeta
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
@@ -132,8 +133,12 @@ class Indexer:
     def _choose(self) -> tuple[list[Path], list[Path]]:
         """(files this run looks at, every file in scope); --max-files caps only the first:
         a capped-off file is not a removed one."""
-        chosen = self._targeted_files() if self.opts.files is not None else discover(
-            self.library, self.opts.include, self.opts.exclude, self.opts.types)
+        if self.opts.files is not None:
+            chosen = self._targeted_files()
+        else:
+            found = discover_all(self.library, self.opts.include, self.opts.exclude, self.opts.types)
+            chosen = found.files
+            self.report.failed.extend(found.problems)  # loops, dangling links, FIFOs, devices
         in_scope = list(chosen)
         cap = self.opts.max_files
         if len(chosen) > cap:
@@ -148,23 +153,11 @@ class Indexer:
     def _targeted_files(self) -> list[Path]:
         chosen: list[Path] = []
         for f in self.opts.files or []:
-            p = (f if f.is_absolute() else Path.cwd() / f).resolve()
-            if not p.is_file() and not f.is_absolute() and (self.library / f).is_file():
-                p = (self.library / f).resolve()  # a path relative to the library
-            if not p.is_file():
-                self.report.failed.append(Failure(str(f), "INVALID_PATH", "no such file", "check the path"))
-            elif not p.is_relative_to(self.library):
-                self.report.failed.append(
-                    Failure(str(f), "OUTSIDE_LIBRARY", f"{p} is not inside the library {self.library}",
-                            "move or link it into the library, or pass --library")
-                )
-            elif p.suffix.lower() not in SUPPORTED_SUFFIXES:
-                self.report.failed.append(
-                    Failure(str(f), "UNSUPPORTED_FORMAT", f"'{p.suffix}' is not supported",
-                            f"gmtool reads {', '.join(SUPPORTED_SUFFIXES)}")
-                )
+            target = resolve_target(f, self.library)  # the symlink policy of gmtool.index.files
+            if isinstance(target, Failure):
+                self.report.failed.append(target)
             else:
-                chosen.append(p)
+                chosen.append(target)
         return chosen
 
     # --- the manifest -------------------------------------------------------------------------
@@ -243,7 +236,11 @@ class Indexer:
                 if self._unchanged(r, st):
                     self.report.unchanged += 1
                     continue
-                sha = file_sha256(p)
+                sha = hash_file(p)  # regular files only, size- and time-bounded
+            except GmtoolError as exc:
+                self._record_failure(Failure(r, exc.code, exc.message, exc.hint), r,
+                                     st.st_size if st else -1, st.st_mtime if st else -1.0)
+                continue
             except FileNotFoundError:
                 self._vanished(r)
                 continue
@@ -457,5 +454,6 @@ def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
         gmtool_version=__version__,
         format_version=store.FORMAT_VERSION,
         entry_count=len(doc.entries),
+        lines=doc.lines,
         type_counts=dict(sorted(counts.items())),
     )

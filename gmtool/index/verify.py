@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
 from gmtool.index.discover import discover
+from gmtool.index.files import hash_file
 from gmtool.index.oplog import OpLog
 from gmtool.settings import Paths
 from gmtool.storage import layout, store
-from gmtool.storage.hashing import FileStamp, file_sha256
+from gmtool.storage.hashing import FileStamp
 from gmtool.storage.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -99,8 +100,10 @@ def _file_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta)
                 and manifest.state.files.get(sid) in (None, FileStamp.of(st)))
         if same and sid not in manifest.state.files and st.st_ctime_ns > _indexed_ns(meta):
             same = False  # no stamp recorded (an older index): a change after indexing needs the hash
-        if same or file_sha256(path) == meta.sha256:
+        if same or hash_file(path) == meta.sha256:  # regular files only, bounded (never blocks on a FIFO)
             return []
+    except GmtoolError as exc:
+        return [Problem(exc.code, meta.file, exc.message, exc.hint)]
     except OSError as exc:
         return [Problem("UNREADABLE", meta.file, str(exc), "check the file's permissions")]
     known = manifest.state.failed.get(meta.file)

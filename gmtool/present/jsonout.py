@@ -10,7 +10,7 @@ import orjson
 from gmtool.present.shapes import HitOut, ScanOut, SearchOut, SourceOut, TocNodeOut, TocTreeOut
 from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode, TocResult
 
-_OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "similarity_score", "matched_terms", "fields", "explain")
+_OPTIONAL_HIT_KEYS = ("line", "also_in", "duplicate_of", "namesake_of", "similarity_score", "matched_terms", "fields", "explain")
 
 
 def hit_dict(h: Hit) -> HitOut:
@@ -44,6 +44,8 @@ def source_dict(m: SourceMeta) -> SourceOut:
     d["types"] = d.pop("type_counts")
     d["typed_share"] = m.typed_share
     d["pages_without_text"] = len(m.pages_without_text)
+    if m.lines is not None:  # Markdown/text: lines, no pages
+        d["pages"] = None
     return cast(SourceOut, d)
 
 

@@ -12,6 +12,11 @@ from typing_extensions import NotRequired, TypedDict  # pydantic needs these on 
 from gmtool.types import TocNode, VerifyReport
 
 
+class CopyOut(TypedDict):
+    source_id: str
+    page: int | None
+
+
 class HitOut(TypedDict):
     rank: int
     title: str
@@ -19,14 +24,15 @@ class HitOut(TypedDict):
     source_id: str
     source_name: str
     file: str
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
     section_path: list[str]
     score: float
     snippet: str
     line: NotRequired[int]
-    also_in: NotRequired[list[str]]
+    also_in: NotRequired[list[CopyOut]]
     duplicate_of: NotRequired[str]
+    namesake_of: NotRequired[str]
     similarity_score: NotRequired[float]
     matched_terms: NotRequired[list[str]]
     fields: NotRequired[dict[str, Any]]
@@ -49,7 +55,7 @@ class SourceOut(TypedDict):
     size: int
     mtime: float
     sha256: str
-    pages: int
+    pages: int | None  # None for Markdown/text, which have `lines`
     has_outline: bool
     pages_without_text: int
     indexed_at: str
@@ -58,6 +64,7 @@ class SourceOut(TypedDict):
     entries: int
     types: dict[str, int]
     typed_share: float
+    lines: int | None
 
 
 class LibraryOut(TypedDict):
@@ -69,9 +76,9 @@ class TocNodeOut(TypedDict):
     title: str
     level: int
     depth: int
-    page: int
+    page: int | None  # None for Markdown/text, which have `line`
     page_label: str | None
-    end_page: int
+    end_page: int | None
     content_type: str | None
     fields: dict[str, Any] | None
     index: int

@@ -22,9 +22,9 @@ def _s(value: object) -> str:
     return escape(terminal.line(value))
 
 
-def _link(title: str, path: str | None, page: int) -> str:
+def _link(title: str, path: str | None, page: int | None) -> str:
     """Titles become OSC 8 links to the page in terminals that support them (rich decides)."""
-    if not path or not path.lower().endswith(".pdf"):
+    if not path or page is None or not path.lower().endswith(".pdf"):
         return _s(title)
     uri = Path(path).resolve().as_uri() + f"#page={page}"
     return f"[link={uri}]{_s(title)}[/link]"
@@ -104,8 +104,11 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         for h in hits:
             title = _link(h.title, paths.get(sid), h.page)
             if h.also_in:
-                others = h.also_in if len(h.also_in) <= 2 else [*h.also_in[:1], f"+{len(h.also_in) - 1} more"]
+                copies = [c["source_id"] + (f" p.{c['page']}" if c.get("page") is not None else "") for c in h.also_in]
+                others = copies if len(copies) <= 2 else [*copies[:1], f"+{len(copies) - 1} more"]
                 title += f"\n[dim]also in: {_s(', '.join(others))}[/]"
+            if h.namesake_of:
+                title += f"\n[dim]namesake: another text than in {_s(h.namesake_of)}[/]"
             kind = h.content_type or ""
             extra = _fields(h.fields, h.content_type)
             if extra:
@@ -139,7 +142,8 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
         top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
         types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
         typed = f"{m.typed_share:.0%}"
-        row = [_s(m.source_id), _s(m.title), str(m.pages), str(m.entry_count), typed, types,
+        length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
+        row = [_s(m.source_id), _s(m.title), length, str(m.entry_count), typed, types,
                "yes" if m.has_outline else "no"]
         if verbose:
             row += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
@@ -187,6 +191,8 @@ def render_scan(console: Console, r: ScanReport) -> None:
 
 def render_read(console: Console, r: ReadResult) -> None:
     where = f"p. {r.page}" + (f" (printed {r.page_label})" if r.page_label and r.page_label != str(r.page) else "")
+    if r.page is None:  # a Markdown/text section: its line
+        where = f"l. {r.line}" if r.line is not None else ""
     head = f"[bold cyan]{_s(r.title or f'Page {r.page}')}[/] — {_s(r.source_name)} [dim]({_s(r.source_id)}), {where}[/]"
     console.print(head)
     if r.section_path:

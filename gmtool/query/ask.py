@@ -12,10 +12,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.query.search import Filters, make_hits, prepare
-from gmtool.rank.units import fold_targets, units
+from gmtool.query.fusion import Priors, fuse
+from gmtool.query.intent import Intent, concept_scores, library_kinds, read_intent
+from gmtool.query.ranking import RANKING
+from gmtool.query.search import Filters, make_hits, prepare, rows_for
+from gmtool.rank.units import units
 from gmtool.storage.vectors import load_unit_index
-from gmtool.types import SearchResult
+from gmtool.types import Hit, SearchResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,32 +26,6 @@ if TYPE_CHECKING:
     from gmtool.query.library import Library
     from gmtool.storage.vectors import VectorStore
     from gmtool.types import Embedder
-
-# Fusion weights, tuned on the dev set as a whole (a flat optimum: 0.3-0.35 / 0.3-0.4 / 0-0.2).
-W_BM25 = 0.3
-W_DENSE = 0.7
-W_TYPE = 0.3
-W_TYPED = 0.1  # a mild prior for entities (a spell, a monster) over plain sections
-W_EXPANSION = 0.35
-W_PRF = 0.25
-ASK_FUZZY = 0.2  # typo-tolerant title matching suits names more than sentences
-PRF_DOCS = 5
-PRF_TERMS = 6
-
-TYPE_WORDS: dict[str, tuple[str, ...]] = {
-    "class": ("class", "classes"),
-    "subclass": ("subclass", "archetype", "path", "college", "circle", "oath", "domain", "tradition"),
-    "race": ("race", "races", "folk", "people", "species", "ancestry", "lineage"),
-    "spell": ("spell", "spells", "cantrip", "magic", "cast", "casts"),
-    "monster": ("monster", "monsters", "creature", "creatures", "beast", "foe", "enemy"),
-    "item": ("item", "items", "magic item", "wondrous", "weapon", "armor", "potion", "ring", "goggles", "belt",
-             "rope", "hammer", "cloak", "boots", "wand", "staff", "amulet", "sword"),
-    "condition": ("condition", "conditions", "status"),
-    "rule": ("rule", "rules", "how do", "how does", "what happens", "work", "works"),
-    "feat": ("feat", "feats"),
-    "background": ("background", "backgrounds"),
-}
-
 
 # --- query side ---------------------------------------------------------------------------
 
@@ -76,7 +53,7 @@ def expand(query: str) -> dict[str, float]:
             for term in terms:
                 for tok in tokenize(term):
                     if tok not in own:
-                        out[tok] = max(out.get(tok, 0.0), W_EXPANSION)
+                        out[tok] = max(out.get(tok, 0.0), RANKING.expansion_weight)
     return out
 
 
@@ -87,8 +64,9 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     from gmtool.rank.bm25 import top_k
     from gmtool.textnorm import STOPWORDS, tokenize
 
+    stop = set(tokenize(" ".join(STOPWORDS)))
     bm25, _ = lib.keyword()
-    top = top_k(scores, PRF_DOCS, mask)
+    top = top_k(scores, RANKING.prf_docs, mask)
     if len(top) == 0:
         return {}
     df = bm25.df
@@ -97,7 +75,7 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     for i in top:
         e = lib.entries[int(i)]
         for t in tokenize(e.title + " " + e.body[:1500]):
-            if t in own or t in STOPWORDS or len(t) < 3 or t.isdigit():
+            if t in own or t in stop or len(t) < 3 or t.isdigit():
                 continue
             tf[t] = tf.get(t, 0.0) + 1.0
     weighted = []
@@ -111,17 +89,42 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
         weighted.append((math.log1p(f) * math.log(n / d), t))
     weighted.sort(reverse=True)
     best = weighted[0][0] if weighted else 1.0
-    return {t: W_PRF * w / best for w, t in weighted[:PRF_TERMS]}
+    return {t: RANKING.prf_weight * w / best for w, t in weighted[:RANKING.prf_terms]}
 
 
-def type_intent(query: str) -> set[str]:
-    from gmtool.textnorm import normalize
+def type_intent(query: str, lib: Library | None = None) -> Intent:
+    """The question's intent, with the monster kinds of `lib` (none without a library)."""
+    return read_intent(query, _kinds(lib) if lib is not None else set())
 
-    q = " " + normalize(query) + " "
-    found = {t for t, words in TYPE_WORDS.items() if any(f" {w} " in q for w in words)}
-    if "rule" in found:
-        found.add("condition")  # "what happens when…" is answered by rules and conditions alike
-    return found
+
+def _kinds(lib: Library) -> set[str]:
+    cached = lib.cache.get("kinds")
+    if not isinstance(cached, set):
+        cached = library_kinds(lib.titles_and_types()[1], lib.doc_fields(), RANKING.min_kind_entries)
+        lib.cache["kinds"] = cached
+    return cached
+
+
+def priors(lib: Library, intent: Intent, flt_types: list[str] | None) -> Priors:
+    """Per-document prior evidence for the fusion, from the doc table alone (no source is opened)."""
+    import numpy as np
+
+    types = lib.titles_and_types()[1]
+    n = lib.n_docs
+    type_match = np.fromiter((t in intent.types for t in types), dtype=np.float32, count=n)
+    kind_match = np.zeros(n, dtype=np.float32)
+    wants_monster = "monster" in intent.types or (flt_types is not None and "monster" in flt_types)
+    has_kind = bool(intent.kinds) and wants_monster
+    if has_kind:
+        fields = lib.doc_fields()
+        kind_match = np.fromiter(
+            (t == "monster" and str((f or {}).get("type") or "").lower() in intent.kinds
+             for t, f in zip(types, fields, strict=True)), dtype=np.float32, count=n)
+    concept = np.zeros(n, dtype=np.float32)
+    if intent.concepts:
+        concept = np.asarray(concept_scores(intent.concepts, types, lib.doc_fields()), dtype=np.float32)
+    return Priors(type_match=type_match, typed=_typed(lib), kind_match=kind_match, concept=concept,
+                  has_type=bool(intent.types), has_kind=has_kind, has_concept=bool(intent.concepts))
 
 
 class _Dense:
@@ -197,13 +200,6 @@ def _embed_query(
         pool.shutdown(wait=False)
 
 
-def _norm01(x: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    top = float(x.max()) if x.size else 0.0
-    return x / top if top > 0 else np.zeros_like(x)
-
-
 def ask(
     get_embedder: Callable[[str], Embedder],
     lib: Library,
@@ -215,13 +211,14 @@ def ask(
     timeout: float = 10.0,
     ranker: str = "hybrid",
     explain: bool = False,
+    all_copies: bool = False,
 ) -> SearchResult:
+    """Keyword and sentence evidence fused with the question's intent (see query.fusion);
+    copies of one entry in several books fold into one row unless `all_copies`."""
     import numpy as np
 
     from gmtool.errors import UsageError
-    from gmtool.query.search import keyword_scores
     from gmtool.rank.bm25 import top_k
-    from gmtool.textnorm import content_tokens, tokenize
 
     if ranker not in ("hybrid", "bm25"):
         raise UsageError("INVALID_RANKER", f"unknown ranker '{ranker}'", "use --ranker hybrid or --ranker bm25")
@@ -230,87 +227,97 @@ def ask(
     q, warnings, mask, empty = prepare(lib, query, flt)
     if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
-    own = set(content_tokens(q) or tokenize(q))
-    expansion = expand(q)
-    first = keyword_scores(lib, q, expansion, fuzzy_weight=ASK_FUZZY)
-    prf = prf_terms(lib, first, own, mask)
-    extra = dict(expansion)
-    for t, w in prf.items():
-        extra[t] = max(extra.get(t, 0.0), w)
-    kw = keyword_scores(lib, q, extra, fuzzy_weight=ASK_FUZZY)
-
     targets = _global_targets(lib)
-    kw_ent = _fold_max(kw, targets, lib.n_docs)
-
-    mode = "keyword"
-    dense_ent = None
-    if ranker == "hybrid":
-        emb, qvec, warn = _embed_query(get_embedder, q, device, timeout)
-        if warn:
-            warnings.append(warn)
-        if emb is not None:
-            for w in emb.warnings:
-                if w not in warnings:
-                    warnings.append(w)
-            dense = _dense_cache(lib, emb.fingerprint)
-            if dense.matrix.shape[0] == 0:
-                warnings.append(
-                    "NO_EMBEDDINGS: this library has no sentence embeddings yet; run `gmtool scan` "
-                    "(without --no-embed) to add them. Showing keyword results."
-                )
-            else:
-                if dense.missing:
-                    warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors for {', '.join(dense.missing)}; run `gmtool scan`")
-                sims = dense.matrix @ np.asarray(qvec, dtype=np.float32)
-                dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
-                np.maximum.at(dense_ent, dense.gids, sims)
-                mode = "hybrid"
-
-    intents = type_intent(q)
-    type_boost = np.zeros(lib.n_docs, dtype=np.float32)
-    if intents:
-        types = lib.titles_and_types()[1]
-        type_boost = np.fromiter((t in intents for t in types), dtype=np.float32, count=lib.n_docs)
+    kw_ent, own, extra = _keyword_side(lib, q, mask, targets)
+    dense_ent = _dense_side(get_embedder, lib, q, device, timeout, warnings) if ranker == "hybrid" else None
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
     allowed = is_target if mask is None else (is_target & mask)
+    pri = priors(lib, type_intent(q, lib), flt.types)
+    fused = fuse(kw_ent, dense_ent, pri, allowed)
+    order = [int(i) for i in top_k(fused, max(1, limit) * RANKING.overfetch, allowed)
+             if fused[int(i)] >= max(min_score, 1e-9)]
+    rows = rows_for(lib, order, [float(fused[i]) for i in order], max(1, limit), all_copies)
+    hits = make_hits(lib, rows, own)
+    _annotate(lib, hits, own | set(extra), extra, kw_ent, dense_ent, fused, allowed, pri, explain)
+    mode = "hybrid" if dense_ent is not None else "keyword"
+    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings + [w for w in lib.warnings if w not in warnings])
 
-    kw_n = _norm01(np.where(allowed, kw_ent, 0.0))
-    typed = _typed(lib)
-    prior = W_TYPE * type_boost + W_TYPED * typed
-    norm_prior = (W_TYPE if intents else 0.0) + W_TYPED
-    if dense_ent is not None:
-        d = np.where(allowed, dense_ent, -1.0)
-        top = float(d.max())
-        floor = float(np.percentile(d[allowed], 50)) if allowed.any() else 0.0
-        dn = np.clip((d - floor) / max(top - floor, 1e-6), 0.0, 1.0)
-        fused = W_BM25 * kw_n + W_DENSE * dn + prior
-        norm = W_BM25 + W_DENSE + norm_prior
-    else:
-        fused = kw_n + prior
-        norm = 1.0 + norm_prior
-    fused = np.where(allowed, fused / norm, 0.0)
-    order = [int(i) for i in top_k(fused, limit, allowed) if fused[int(i)] >= max(min_score, 1e-9)]
-    terms = own | set(extra)
-    hits = make_hits(lib, order, [float(fused[i]) for i in order], own)
-    bm_rank = _ranks(kw_n, allowed)
-    dn_rank = _ranks(dense_ent, allowed) if dense_ent is not None else None
+
+def _keyword_side(
+    lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray
+) -> tuple[np.ndarray, set[str], dict[str, float]]:
+    """Entity keyword scores with thesaurus expansion and pseudo-relevance feedback, the
+    question's own tokens, and the added terms."""
+    from gmtool.query.search import keyword_scores
+    from gmtool.textnorm import content_tokens, tokenize
+
+    own = set(content_tokens(q) or tokenize(q))
+    expansion = expand(q)
+    first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight)
+    extra = dict(expansion)
+    for t, w in prf_terms(lib, first, own, mask).items():
+        extra[t] = max(extra.get(t, 0.0), w)
+    kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight)
+    return _fold_max(kw, targets, lib.n_docs), own, extra
+
+
+def _dense_side(
+    get_embedder: Callable[[str], Embedder], lib: Library, q: str, device: str, timeout: float, warnings: list[str]
+) -> np.ndarray | None:
+    """Per entity, the best cosine similarity of its units to the question; None (with a
+    warning) when there is no model or no vectors."""
+    import numpy as np
+
+    emb, qvec, warn = _embed_query(get_embedder, q, device, timeout)
+    if warn:
+        warnings.append(warn)
+    if emb is None:
+        return None
+    for w in emb.warnings:
+        if w not in warnings:
+            warnings.append(w)
+    dense = _dense_cache(lib, emb.fingerprint)
+    if dense.matrix.shape[0] == 0:
+        warnings.append(
+            "NO_EMBEDDINGS: this library has no sentence embeddings yet; run `gmtool scan` "
+            "(without --no-embed) to add them. Showing keyword results."
+        )
+        return None
+    if dense.missing:
+        warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors for {', '.join(dense.missing)}; run `gmtool scan`")
+    sims = dense.matrix @ np.asarray(qvec, dtype=np.float32)
+    dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
+    np.maximum.at(dense_ent, dense.gids, sims)
+    return dense_ent
+
+
+def _annotate(
+    lib: Library, hits: list[Hit], terms: set[str], extra: dict[str, float], kw: np.ndarray,
+    dense: np.ndarray | None, fused: np.ndarray, allowed: np.ndarray, pri: Priors, explain: bool,
+) -> None:
+    """Matched terms, similarity, and with `explain` the ranks that led to each hit."""
+    from gmtool.textnorm import tokenize
+
+    bm_rank = _ranks(kw, allowed) if explain else {}
+    dn_rank = _ranks(dense, allowed) if explain and dense is not None else None
     for h in hits:
         gid = lib.offsets[h.source_id] + h.entry_index
-        e = lib.entries[gid]
-        words = set(tokenize(e.title + " " + e.body[:3000]))
+        e = lib.entry(gid)
+        words = set(tokenize(e.title + " " + e.body[:3000])) if e is not None else set()
         h.matched_terms = sorted(terms & words)
-        if dense_ent is not None:
-            h.similarity_score = round(float(max(0.0, min(1.0, dense_ent[gid]))), 4)
+        if dense is not None:
+            h.similarity_score = round(float(max(0.0, min(1.0, dense[gid]))), 4)
         if explain:
             h.explain = {
                 "bm25_rank": bm_rank.get(gid),
                 "dense_rank": dn_rank.get(gid) if dn_rank is not None else None,
                 "fused": round(float(fused[gid]), 4),
                 "expansion_matched": sorted(set(extra) & words),
-                "type_boost": bool(type_boost[gid]),
+                "type_boost": bool(pri.type_match[gid]) if pri.has_type else False,
+                "kind_boost": bool(pri.kind_match[gid]) if pri.has_kind else False,
+                "concept_fit": round(float(pri.concept[gid]), 3) if pri.has_concept else None,
             }
-    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings + [w for w in lib.warnings if w not in warnings])
 
 
 def _typed(lib: Library) -> np.ndarray:
@@ -325,18 +332,13 @@ def _typed(lib: Library) -> np.ndarray:
 
 
 def _global_targets(lib: Library) -> np.ndarray:
+    """Per document, the global id of the entity a result names (from the doc table: no source is read)."""
     import numpy as np
 
     cached = lib.cache.get("targets")
     if cached is None:
-        out = np.empty(lib.n_docs, dtype=np.int64)
-        for sid, meta in lib.metas.items():
-            off = lib.offsets[sid]
-            rec = lib.record(sid)
-            t = fold_targets(rec.entries) if rec is not None else list(range(meta.entry_count))
-            out[off : off + len(t)] = np.asarray(t, dtype=np.int64) + off
-        lib.cache["targets"] = out
-        cached = out
+        cached = np.asarray(lib.doc_table()["target"], dtype=np.int64)
+        lib.cache["targets"] = cached
     return cached  # type: ignore[return-value]
 
 
@@ -345,7 +347,7 @@ def _fold_max(scores: np.ndarray, targets: np.ndarray, n: int) -> np.ndarray:
     import numpy as np
 
     folded = np.zeros(n, dtype=np.float32)
-    np.maximum.at(folded, targets, scores.astype(np.float32) * 0.5)
+    np.maximum.at(folded, targets, scores.astype(np.float32) * RANKING.fold_share)
     return np.maximum(scores.astype(np.float32), folded)
 
 

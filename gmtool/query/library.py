@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.errors import GmtoolError
-from gmtool.rank.keyword import _build_keyword, keyword_digest
+from gmtool.rank.copies import entity_texts
+from gmtool.rank.keyword import _build_keyword, doc_table, keyword_digest
+from gmtool.rank.units import fold_targets
 from gmtool.storage import layout, store
 from gmtool.types import Entry, SourceMeta
 
@@ -71,7 +73,7 @@ class Library:
         self.records = _Records(self)
         self._entries: list[Entry] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
-        self._docs: tuple[list[str], list[str | None]] | None = None
+        self._docs: dict[str, list] | None = None
         self._source_idx: np.ndarray | None = None
         self.cache: dict[str, object] = {}  # derived arrays that rankers build once per snapshot
 
@@ -182,6 +184,15 @@ class Library:
     def titles_and_types(self) -> tuple[list[str], list[str | None]]:
         """Every document's title and content type, from the small file beside the keyword index
         (so filters and exact-title checks need no source file), else from the entries."""
+        docs = self.doc_table()
+        return docs["titles"], docs["types"]
+
+    def doc_fields(self) -> list[dict | None]:
+        """Every document's typed fields (or None): ranking and filters read them without opening a source."""
+        return self.doc_table()["fields"]
+
+    def doc_table(self) -> dict[str, list]:
+        """Per document: titles, types, fields, pages, copy and name groups (see rank.keyword.doc_table)."""
         if self._docs is None:
             digest = self._persisted()
             docs = None
@@ -190,10 +201,22 @@ class Library:
                     import orjson
 
                     data = orjson.loads(layout.keyword_docs_file(self.index_dir, digest).read_bytes())
-                    if len(data["titles"]) == self.n_docs == len(data["types"]):
-                        docs = (list(data["titles"]), list(data["types"]))
+                    keys = ("titles", "types", "fields", "pages", "target", "copy", "name")
+                    if all(len(data[k]) == self.n_docs for k in keys):
+                        docs = {k: data[k] for k in keys}
             if docs is None:
-                docs = ([e.title for e in self.entries], [e.content_type for e in self.entries])
+                es = self.entries
+                sources: list[str] = []
+                texts: list[str] = []
+                targets: list[int] = []
+                for sid, m in self.metas.items():
+                    sources.extend(sid for _ in range(m.entry_count))
+                    off = self.offsets[sid]
+                    mine = es[off : off + m.entry_count]
+                    texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
+                    targets.extend(off + t for t in fold_targets(mine))
+                docs = doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
+                                 [e.page for e in es], sources, texts, targets, [e.body for e in es])
             self._docs = docs
         return self._docs
 
@@ -235,7 +258,9 @@ class Library:
             parent = hits.parents[parent]
         return list(reversed(path))
 
-    def page_label(self, sid: str, page: int) -> str | None:
+    def page_label(self, sid: str, page: int | None) -> str | None:
+        if page is None:  # Markdown/text
+            return None
         hits = self._hits_of(sid)
         if hits is not None:
             labels = hits.page_labels

@@ -56,7 +56,7 @@ def find_entry(lib: Library, sid: str, title: str, page: int | None = None) -> i
             exit_code=1,
         )
     if page is not None:
-        elsewhere = sorted({entries[i].page for i in named})
+        elsewhere = sorted({p for i in named if (p := entries[i].page) is not None})
         named = [i for i in named if _covers(entries[i], page)]
         if not named:
             pages = [str(p) for p in elsewhere[:10]]
@@ -93,13 +93,14 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int, page: int |
         title=e.title,
         page=e.page,
         page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
-        end_page=max(e.end_page, e.page),
+        end_page=max(e.end_page, e.page) if e.page is not None else None,
         content_type=e.content_type,
         text=text,
         truncated=truncated,
         previous_title=entries[i - 1].title if i > 0 else None,
         next_title=entries[i + 1].title if i + 1 < len(entries) else None,
         section_path=lib.section_path(gid),
+        line=e.line,
     )
 
 
@@ -120,9 +121,10 @@ def read_page(lib: Library, sid: str, page: int, max_chars: int) -> ReadResult:
     if truncated:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     entries = lib.require(sid).entries
-    on_page = [e for e in entries if e.page == page]
-    before = [e for e in entries if e.page < page]
-    after = [e for e in entries if e.page > page]
+    paged = [e for e in entries if e.page is not None]  # Markdown/text entries have lines, not pages
+    on_page = [e for e in paged if e.page == page]
+    before = [e for e in paged if e.page < page]  # type: ignore[operator]
+    after = [e for e in paged if e.page > page]  # type: ignore[operator]
     return ReadResult(
         source_id=sid,
         source_name=meta.title,

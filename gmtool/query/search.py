@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
+from gmtool.query.ranking import RANKING
+from gmtool.query.rows import Row, fold_rows
 from gmtool.types import CONTENT_TYPES, Hit, SearchResult
 
 if TYPE_CHECKING:
@@ -20,8 +22,6 @@ if TYPE_CHECKING:
 
 MAX_QUERY_CHARS = 512
 SNIPPET_CHARS = 160
-FUZZY_WEIGHT = 0.45
-EXACT_BONUS = 0.35
 SUGGEST_CUTOFF = 40  # rapidfuzz ratio (0-100) a source id must reach to be suggested for a mistyped one
 
 
@@ -107,8 +107,9 @@ def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
         from gmtool.query.where import matches
 
         idx = np.flatnonzero(mask)
+        fields = lib.doc_fields()
         for i in idx:
-            if not matches(lib.entries[i].fields, flt.where):
+            if not matches(fields[i], flt.where):
                 mask[i] = False
     return mask
 
@@ -138,10 +139,13 @@ def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     return ("… " if start else "") + cut
 
 
-def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[str]) -> list[Hit]:
-    """Results for the chosen documents; only their own sources are read (a damaged one is skipped)."""
+def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
+    """Results for the chosen rows; only their own sources are read (a damaged one is skipped).
+    A row's copies in other books are listed by source and page in `also_in`."""
     hits: list[Hit] = []
-    for gid, score in zip(order, scores, strict=False):
+    pages = lib.doc_table()["pages"] if any(r.copies for r in rows) else []
+    for row in rows:
+        gid = row.gid
         e = lib.entry(gid)
         if e is None:
             continue
@@ -158,37 +162,27 @@ def make_hits(lib: Library, order: list[int], scores: list[float], terms: set[st
                 page=e.page,
                 page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
                 section_path=lib.section_path(gid),
-                score=round(float(score), 4),
+                score=round(float(row.score), 4),
                 snippet=snippet(e.body, terms),
                 entry_index=gid - lib.offsets[sid],
                 line=e.line,
+                also_in=[{"source_id": lib.source_of(g), "page": pages[g]} for g in row.copies] or None,
+                duplicate_of=lib.source_of(row.duplicate_of) if row.duplicate_of is not None else None,
+                namesake_of=lib.source_of(row.namesake_of) if row.namesake_of is not None else None,
                 fields=e.fields or None,
             )
         )
-    mark_duplicates(hits)
     return hits
 
 
-def mark_duplicates(hits: list[Hit]) -> None:
-    """Same title and type in several books: every copy lists the others; later copies point at the first."""
-    from gmtool.textnorm import normalize
-
-    groups: dict[tuple[str, str | None], list[Hit]] = {}
-    for h in hits:
-        groups.setdefault((normalize(h.title), h.content_type), []).append(h)
-    for group in groups.values():
-        sources = [h.source_id for h in group]
-        if len(set(sources)) < 2:
-            continue
-        first = group[0]
-        for h in group:
-            h.also_in = sorted({s for s in sources if s != h.source_id})
-            if h is not first and h.source_id != first.source_id:
-                h.duplicate_of = first.source_id
+def rows_for(lib: Library, order: list[int], scores: list[float], limit: int, all_copies: bool) -> list[Row]:
+    """Fold copies (see query.rows) over the ranked documents."""
+    docs = lib.doc_table()
+    return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies)
 
 
 def keyword_scores(
-    lib: Library, query: str, extra: dict[str, float] | None = None, fuzzy_weight: float = FUZZY_WEIGHT
+    lib: Library, query: str, extra: dict[str, float] | None = None, fuzzy_weight: float = RANKING.fuzzy_weight
 ) -> np.ndarray:
     """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale."""
     import numpy as np
@@ -203,7 +197,7 @@ def keyword_scores(
         weights[t] = weights.get(t, 0.0) + 1.0
     for t, w in correct_tokens(tokens, bm25.vocab, bm25.df).items():
         if t not in weights:
-            weights[t] = w * 0.8
+            weights[t] = w * RANKING.correction_share
     for t, w in (extra or {}).items():
         weights[t] = max(weights.get(t, 0.0), w)
     raw = bm25.scores(weights) if weights else np.zeros(lib.n_docs, dtype=np.float32)
@@ -212,12 +206,12 @@ def keyword_scores(
     fz = fuzzy.scores(query)
     score = score + fuzzy_weight * fz
     nq = normalize(query)
-    cand = np.flatnonzero(fz > 0.6)
+    cand = np.flatnonzero(fz > RANKING.exact_min_similarity)
     titles = lib.titles_and_types()[0] if len(cand) else []
     for i in cand:  # exact (normalised) title matches first: what a GM typing a name expects
         title = normalize(titles[i])
         if title == nq or _plural_equal(title, nq):
-            score[i] += EXACT_BONUS
+            score[i] += RANKING.exact_bonus
     return score
 
 
@@ -267,10 +261,11 @@ def prepare(
     return q, warnings, build_mask(lib, flt), False
 
 
-def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchResult:
+def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: bool = False) -> SearchResult:
     from gmtool.rank.bm25 import top_k
     from gmtool.textnorm import content_tokens
 
+    limit = max(1, limit)
     browse = not (query or "").strip() and bool(flt.types or flt.where)
     q, warnings, mask, empty = prepare(lib, query, flt, allow_empty=browse)
     if empty:
@@ -279,10 +274,12 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20) -> SearchRes
         import numpy as np
 
         allowed = np.flatnonzero(mask) if mask is not None else np.arange(lib.n_docs)
-        order = [int(i) for i in allowed[: max(1, limit)]]
-        hits = make_hits(lib, order, [0.0] * len(order), set())
+        order = [int(i) for i in allowed[: limit * RANKING.overfetch]]
+        rows = rows_for(lib, order, [0.0] * len(order), limit, all_copies)
+        hits = make_hits(lib, rows, set())
         return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
     scores = keyword_scores(lib, q)
-    order = [int(i) for i in top_k(scores, max(1, limit), mask)]
-    hits = make_hits(lib, order, [float(scores[i]) for i in order], set(content_tokens(q)))
+    order = [int(i) for i in top_k(scores, limit * RANKING.overfetch, mask)]
+    rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies)
+    hits = make_hits(lib, rows, set(content_tokens(q)))
     return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))

@@ -16,7 +16,7 @@ Querying and loading need numpy only: the matrix is kept as its three raw CSC ar
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -62,6 +62,27 @@ def tokenize_block(texts: Iterable[str], tokenizer: Tokenizer = tokenize) -> Tok
         np.frombuffer(cols, dtype=np.int64).astype(np.int32),
         np.frombuffer(lengths, dtype=np.int64).astype(np.int32),
     )
+
+
+# Tokens turned into (document, term, count) triples per slice, so building the index of a
+# library with tens of millions of tokens never holds more than this many per-token values.
+_COUNT_SLICE = 1 << 20
+
+
+def _term_counts(blk: Tokenized, remap: np.ndarray, offset: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(rows, cols, counts) of one block: each document's distinct terms and how often each occurs."""
+    lengths = np.asarray(blk.lengths, dtype=np.int64)
+    ends = np.cumsum(lengths)
+    n = len(lengths)
+    d0, t0 = 0, 0
+    while d0 < n:
+        d1 = max(d0 + 1, int(np.searchsorted(ends, t0 + _COUNT_SLICE, side="right")))
+        t1 = int(ends[d1 - 1])
+        if t1 > t0:
+            rows = np.repeat(np.arange(offset + d0, offset + d1, dtype=np.int64), lengths[d0:d1])
+            keys, counts = np.unique((rows << 32) | remap[blk.cols[t0:t1]], return_counts=True)
+            yield keys >> 32, keys & 0xFFFFFFFF, counts
+        d0, t0 = d1, t1
 
 
 # --- persistence shared with fuzzy.py --------------------------------------------------
@@ -232,42 +253,52 @@ class BM25Index:
 
         weights = dict(weights or {})
         vocab: dict[str, int] = {}
-        field_mats = []
+        field_mats: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for name, blocks in fields.items():
             w = float(weights.get(name, 1.0))
-            rows_parts, cols_parts = [], []
+            rows_parts, cols_parts, count_parts, len_parts = [], [], [], []
             offset = 0
             for blk in blocks:
                 remap = np.fromiter((vocab.setdefault(tok, len(vocab)) for tok in blk.vocab), dtype=np.int64,
                                     count=len(blk.vocab))
-                n = len(blk.lengths)
-                rows_parts.append(np.repeat(np.arange(offset, offset + n, dtype=np.int64), blk.lengths))
-                cols_parts.append(remap[blk.cols] if len(blk.cols) else np.zeros(0, dtype=np.int64))
-                offset += n
+                for r, c, k in _term_counts(blk, remap, offset):
+                    rows_parts.append(r)
+                    cols_parts.append(c)
+                    count_parts.append(k)
+                len_parts.append(np.asarray(blk.lengths, dtype=np.float64))
+                offset += len(blk.lengths)
             if offset != n_docs:
                 raise ValueError(f"field {name!r} has {offset} documents, expected {n_docs}")
-            rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, dtype=np.int64)
-            cols = np.concatenate(cols_parts) if cols_parts else np.zeros(0, dtype=np.int64)
-            field_mats.append((w, rows, cols))
+            rows, cols, counts = (np.concatenate(p) if p else np.zeros(0, dtype=np.int64)
+                                  for p in (rows_parts, cols_parts, count_parts))
+            doc_len = np.concatenate(len_parts) if len_parts else np.zeros(n_docs)
+            field_mats.append((w, rows, cols, counts, doc_len))
         n_terms = len(vocab)
         total = sp.csc_matrix((n_docs, n_terms), dtype=np.float64)
-        for w, rows, cols in field_mats:
+        for w, rows, cols, counts, doc_len in field_mats:
             if w == 0.0 or rows.size == 0:
                 continue
-            total = total + w * cls._field_matrix(rows, cols, n_docs, n_terms)
+            total = total + w * cls._field_matrix(rows, cols, n_docs, n_terms, counts, doc_len)
         total = sp.csc_matrix(total, dtype=dtype)
         total.eliminate_zeros()
         meta = {"fields": list(fields), "weights": {k: float(weights.get(k, 1.0)) for k in fields}}
         return cls(Csc.from_scipy(total), vocab, meta)
 
     @classmethod
-    def _field_matrix(cls, rows: np.ndarray, cols: np.ndarray, n_docs: int, n_terms: int) -> sp.csc_matrix:
-        """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them."""
+    def _field_matrix(
+        cls, rows: np.ndarray, cols: np.ndarray, n_docs: int, n_terms: int,
+        counts: np.ndarray | None = None, doc_len: np.ndarray | None = None,
+    ) -> sp.csc_matrix:
+        """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them.
+        `counts` are the term frequencies of the (row, col) pairs (1 each when not given);
+        `doc_len` the tokens per document (counted from the pairs when not given)."""
         import scipy.sparse as sp
 
-        tf = sp.csr_matrix((np.ones(rows.size, dtype=np.float64), (rows, cols)), shape=(n_docs, n_terms))
+        data = np.ones(rows.size, dtype=np.float64) if counts is None else counts.astype(np.float64)
+        tf = sp.csr_matrix((data, (rows, cols)), shape=(n_docs, n_terms))
         tf.sum_duplicates()
-        doc_len = np.bincount(rows, minlength=n_docs).astype(np.float64)
+        if doc_len is None:
+            doc_len = np.bincount(rows, weights=data, minlength=n_docs)
         avgdl = doc_len.sum() / n_docs
         df = np.bincount(tf.indices, minlength=n_terms)
         present = df > 0

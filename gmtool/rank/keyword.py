@@ -8,6 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gmtool.rank.copies import entity_texts
+from gmtool.rank.units import fold_targets
 from gmtool.storage import layout, store
 from gmtool.types import Entry, SourceMeta
 
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
 
-KEYWORD_VERSION = 3  # bump when the keyword documents, weights or side files change (3: Snowball stems)
+KEYWORD_VERSION = 5  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json)
 TITLE_WEIGHT = 3.0
 
 
@@ -29,6 +31,20 @@ def keyword_digest(manifest: store.Manifest) -> str:
 
 def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
     return {"title": [e.title for e in entries], "body": [e.body for e in entries]}
+
+
+def doc_table(
+    titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int | None], sources: list[str],
+    texts: list[str], targets: list[int], bodies: list[str] | None = None,
+) -> dict[str, list]:
+    """What queries read about every document without opening a source: title, type, typed
+    fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
+    and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
+    from gmtool.rank.copies import copy_groups
+
+    copy, name = copy_groups(titles, types, sources, texts, fields, bodies)
+    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets, "copy": copy,
+            "name": name}
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
@@ -104,6 +120,12 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
 
     titles: list[str] = []
     types: list[str | None] = []
+    fields: list[dict | None] = []
+    pages: list[int | None] = []
+    sources: list[str] = []
+    texts: list[str] = []
+    bodies: list[str] = []
+    targets: list[int] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
@@ -111,6 +133,12 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         entries = store.load_source(index_dir, sid, meta.sha256).entries
         titles.extend(e.title for e in entries)
         types.extend(e.content_type for e in entries)
+        fields.extend(e.fields or None for e in entries)
+        pages.extend(e.page for e in entries)
+        sources.extend(sid for _ in entries)
+        texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
+        bodies.extend(e.body for e in entries)
+        targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
             blocks[f].append(toks[f])
@@ -122,7 +150,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     bm25.save(bm25_path)
     fuzzy.save(fuzzy_path)
     docs = layout.keyword_docs_file(index_dir, digest)
-    store.atomic_write(docs, store.dumps({"titles": titles, "types": types}))
+    store.atomic_write(docs, store.dumps(doc_table(titles, types, fields, pages, sources, texts, targets, bodies)))
     manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
     _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs)})

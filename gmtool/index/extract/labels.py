@@ -76,14 +76,14 @@ def merge_twins(entries: list[Entry]) -> list[Entry]:
     into: dict[int, int] = {}
     for k in range(n - 1):
         a, b = entries[k], entries[k + 1]
-        if k in into or {a.origin, b.origin} != {"outline", "heading"} or abs(a.page - b.page) > 1:
+        if k in into or {a.origin, b.origin} != {"outline", "heading"} or abs((a.page or 0) - (b.page or 0)) > 1:
             continue
         if _norm(a.title) != _norm(b.title) or not _norm(a.title):
             continue
         keep, gone = (k, k + 1) if a.origin == "outline" else (k + 1, k)
         ke, ge = entries[keep], entries[gone]
         ke.body = "\n".join(x for x in ((a.body, b.body)) if x)
-        ke.page = min(a.page, b.page)
+        ke.page = min(a.page or 0, b.page or 0)  # PDF entries always have a page
         ke.end_page = max(a.end_page, b.end_page)
         if keep > gone:
             ke.parent = ge.parent

@@ -1,7 +1,7 @@
 """Markdown -> Document: one entry per ATX (`#`) or setext (`===`/`---`) heading.
 
 Headings inside fenced code blocks and YAML front matter are ignored. Markdown has no pages,
-so every entry sits on page 1 and carries its 1-based source line instead.
+so every entry has `page=None` and carries its 1-based source line instead.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gmtool.errors import ExtractError
+from gmtool.index.extract.sections import EntryList
+from gmtool.index.files import read_text
 from gmtool.types import Document, Entry
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -33,24 +34,8 @@ _GENERIC_TITLES = re.compile(
 
 
 def read_text_file(path: Path) -> str:
-    """Read a text file as UTF-8 (errors replaced); a binary file raises UNSUPPORTED_FORMAT."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ExtractError(
-            "READ_FAILED",
-            f"cannot read {path.name}: {exc.strerror or exc}",
-            hint="Check that the file exists and is readable.",
-        ) from exc
-    if b"\x00" in raw[:65536]:
-        raise ExtractError(
-            "UNSUPPORTED_FORMAT",
-            f"{path.name} looks like a binary file, not {path.suffix or 'text'}",
-            hint="Only UTF-8 Markdown/text and PDF files can be indexed; rename or convert the file.",
-        )
-    text = raw.decode("utf-8", errors="replace")
-    text = text.removeprefix("\ufeff")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """UTF-8 or UTF-16 (with a BOM) text; a binary or otherwise encoded file raises UNSUPPORTED_FORMAT."""
+    return read_text(path)
 
 
 def clean_inline(text: str) -> str:
@@ -116,8 +101,10 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
     return 0, None
 
 
-def parse_markdown(text: str) -> tuple[list[Entry], str | None]:
-    """Entries (with bodies) and a document title from Markdown source."""
+def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str | None]:
+    """Entries (with bodies) and a document title from Markdown source. Text before the first
+    heading (all of it, in a file without headings) is an entry titled by the front matter's
+    title or by `name` (the file's stem), so no readable text is left out of the index."""
     lines = text.split("\n")
     start, title = _front_matter(lines)
     headings: list[tuple[int, int, str, int]] = []  # (line index, level, title, first body line)
@@ -161,26 +148,14 @@ def parse_markdown(text: str) -> tuple[list[Entry], str | None]:
             and not line.startswith(("    ", "\t"))
         )
 
-    entries: list[Entry] = []
-    stack: list[int] = []  # indices of open entries, by increasing level
+    out = EntryList("markdown")
+    first = headings[0][0] if headings else len(lines)
+    out.add_preamble(title or name or "Notes", clean_body(lines[start:first]), start + 1)
     for n, (idx, level, raw, body_start) in enumerate(headings):
         body_end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
-        clean = clean_inline(raw) or raw.strip()
-        while stack and entries[stack[-1]].level >= level:
-            stack.pop()
-        entries.append(
-            Entry(
-                title=clean,
-                level=level,
-                page=1,
-                end_page=1,
-                parent=stack[-1] if stack else None,
-                body=clean_body(lines[body_start:body_end]),
-                origin="markdown",
-                line=idx + 1,
-            )
-        )
-        stack.append(len(entries) - 1)
+        out.add(clean_inline(raw) or raw.strip(), level, clean_body(lines[body_start:body_end]), idx + 1,
+                body_line=body_start + 1)
+    entries = out.entries
     if title is None and headings:
         first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
         if (
@@ -197,5 +172,5 @@ def extract_markdown(path: Path) -> Document:
     """Extract a Markdown file's headings and sections."""
     path = Path(path)
     text = read_text_file(path)
-    entries, title = parse_markdown(text)
-    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text])
+    entries, title = parse_markdown(text, path.stem)
+    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text], lines=text.count("\n") + 1)

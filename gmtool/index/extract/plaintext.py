@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from gmtool.index.extract.markdown import read_text_file
+from gmtool.index.extract.sections import EntryList
 from gmtool.types import Document, Entry
 
 _MINOR = frozenset(
@@ -113,7 +114,9 @@ def _drop_runs(found: list[tuple[int, int, int]], lines: list[str]) -> list[tupl
     return keep
 
 
-def parse_text(text: str) -> list[Entry]:
+def parse_text(text: str, name: str | None = None) -> list[Entry]:
+    """Entries with bodies; text before the first heading (all of it, in a file without
+    headings) is an entry titled by `name`, the file's stem."""
     lines = text.split("\n")
     found: list[tuple[int, int, int]] = []  # (line index, level, first body line)
     i = 0
@@ -140,31 +143,22 @@ def parse_text(text: str) -> list[Entry]:
     found = _drop_runs(found, lines)
     if found and all(level == 2 for _, level, _ in found):
         found = [(i, 1, b) for i, _, b in found]
-    entries: list[Entry] = []
-    stack: list[int] = []
+    out = EntryList("text")
+    first = found[0][0] if found else len(lines)
+    out.add_preamble(name or "Notes", _join(lines[:first]), 1)
     for n, (idx, level, body_start) in enumerate(found):
         body_end = found[n + 1][0] if n + 1 < len(found) else len(lines)
-        while stack and entries[stack[-1]].level >= level:
-            stack.pop()
-        body = re.sub(r"\n{3,}", "\n\n", "\n".join(ln.rstrip() for ln in lines[body_start:body_end])).strip()
-        entries.append(
-            Entry(
-                title=" ".join(lines[idx].split()),
-                level=level,
-                page=1,
-                end_page=1,
-                parent=stack[-1] if stack else None,
-                body=body,
-                origin="text",
-                line=idx + 1,
-            )
-        )
-        stack.append(len(entries) - 1)
-    return entries
+        out.add(" ".join(lines[idx].split()), level, _join(lines[body_start:body_end]), idx + 1,
+                body_line=body_start + 1)
+    return out.entries
+
+
+def _join(lines: list[str]) -> str:
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(ln.rstrip() for ln in lines)).strip()
 
 
 def extract_text(path: Path) -> Document:
     """Extract a plain-text file's guessed headings and sections."""
     path = Path(path)
     text = read_text_file(path)
-    return Document(format="txt", title=None, pages=1, entries=parse_text(text), page_texts=[text])
+    return Document(format="txt", title=None, pages=1, entries=parse_text(text, path.stem), page_texts=[text], lines=text.count("\n") + 1)

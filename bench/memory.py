@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Peak memory of `gmtool scan --no-embed` on hostile inputs (issue 14, "bounded memory").
+
+Each input is generated in a fresh temporary library and scanned by a separate `gmtool`
+process; the figure is that child's peak resident set size (getrusage RUSAGE_CHILDREN
+ru_maxrss, read after each scan: the maximum over the children so far, so cases run in
+increasing order of expected cost would hide one another; each case therefore runs in its
+own short-lived Python wrapper process).
+
+Cases:
+- one-line:     a 50 MB Markdown file that is a single line
+- normal-lines: a 50 MB Markdown file of ordinary 70-character lines and a heading now and then
+- text-lines:   a 50 MB plain-text file without any heading
+- pdf-headings: a one-page PDF with 200,000 tiny bold headings
+
+Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--only CASE ...] [--workers N]
+Prints one line per case; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GMTOOL = str(Path(sys.executable).with_name("gmtool"))
+WORDS = ("goblin", "torch", "dungeon", "saving", "throw", "the", "and", "of", "a", "spell", "sword", "river")
+
+
+def _line(n: int) -> str:
+    """A deterministic ordinary line of about 70 characters."""
+    words = [WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(11)]
+    return " ".join(words).capitalize() + "."
+
+
+def make_one_line(path: Path, size: int) -> Path:
+    chunk = ("word " * 200).encode()
+    with open(path, "wb") as fh:
+        fh.write(b"# One long line\n\n")
+        written = 0
+        while written < size:
+            fh.write(chunk)
+            written += len(chunk)
+        fh.write(b"\n")
+    return path
+
+
+def make_lines(path: Path, size: int, headings: bool) -> Path:
+    with open(path, "w", encoding="utf-8") as fh:
+        written, n = 0, 0
+        while written < size:
+            if headings and n % 400 == 0:
+                text = f"\n## Section {n // 400}\n\n"
+            else:
+                text = _line(n) + "\n"
+            fh.write(text)
+            written += len(text)
+            n += 1
+    return path
+
+
+def make_heading_pdf(path: Path, headings: int) -> Path:
+    """One page, `headings` one-word bold lines at 1 pt, each followed by a plain word: the worst
+    case for heading detection (every line a candidate). Written by hand: no PDF library is
+    needed and fpdf2 would take minutes for this many text objects."""
+    ops = ["BT"]
+    per_col = 700
+    for i in range(headings):
+        col, row = divmod(i, per_col)
+        x = 5 + (col % 60) * 10
+        y = 790 - row * 1.1
+        ops.append(f"/F2 1 Tf 1 0 0 1 {x:.1f} {y:.1f} Tm (H{i}) Tj /F1 1 Tf ( w) Tj")
+    ops.append("ET")
+    stream = "\n".join(ops).encode()
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+    return path
+
+
+CASES = {
+    "one-line": lambda d, a: make_one_line(d / "one-line.md", a.size_mb << 20),
+    "normal-lines": lambda d, a: make_lines(d / "normal-lines.md", a.size_mb << 20, headings=True),
+    "text-lines": lambda d, a: make_lines(d / "text-lines.txt", a.size_mb << 20, headings=False),
+    "pdf-headings": lambda d, a: make_heading_pdf(d / "pdf-headings.pdf", a.headings),
+}
+
+
+def measure(case: str, args: argparse.Namespace) -> dict[str, object]:
+    """Generate the input, scan it in a child process, return its peak RSS."""
+    with tempfile.TemporaryDirectory(prefix=f"gmtool-mem-{case}-") as tmp:
+        lib = Path(tmp) / "lib"
+        lib.mkdir()
+        src = CASES[case](lib, args)
+        env = dict(os.environ, GMTOOL_CONFIG_DIR=str(Path(tmp) / "config"))
+        cmd = [GMTOOL, "scan", str(lib), "--no-embed", "--json", "--workers", str(args.workers)]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+        try:
+            rep = json.loads(proc.stdout)
+            outcome = f"indexed={rep.get('indexed')} failed={[f['code'] for f in rep.get('failed', [])]}"
+        except ValueError:
+            outcome = f"exit {proc.returncode}: {proc.stderr.strip()[-200:]}"
+        return {
+            "case": case,
+            "input_mb": round(src.stat().st_size / 2**20, 1),
+            "peak_rss_mb": round(peak_kb / 1024),
+            "wall_s": round(wall, 1),
+            "exit": proc.returncode,
+            "outcome": outcome,
+        }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=int, default=50)
+    ap.add_argument("--headings", type=int, default=200_000)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--only", nargs="*", choices=sorted(CASES))
+    ap.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
+    ap.add_argument("--json", action="store_true", help="one JSON object per line")
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(measure(args.case, args)))
+        return 0
+    for case in args.only or list(CASES):
+        # a fresh wrapper per case: RUSAGE_CHILDREN is a maximum over all children so far
+        cmd = [sys.executable, __file__, "--case", case, "--size-mb", str(args.size_mb),
+               "--headings", str(args.headings), "--workers", str(args.workers)]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{case}: bench failed: {out.stderr.strip()[-300:]}")
+            continue
+        row = json.loads(out.stdout)
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(f"{row['case']:<13} {row['input_mb']:>6} MB in  peak RSS {row['peak_rss_mb']:>5} MB  "
+                  f"{row['wall_s']:>6} s  exit {row['exit']}  {row['outcome']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""What a question asks for, beyond its words: content types, monster kinds, field concepts.
+
+Everything here is general TTRPG vocabulary or read from the library itself (the monster kinds
+are the `type` values its stat blocks carry), never words fitted to particular questions.
+Words are matched on stems, so "rules", "casting" and "durability" need no separate entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# The names rulebooks give their content types, and the question forms that ask for them.
+TYPE_WORDS: dict[str, tuple[str, ...]] = {
+    "class": ("class",),
+    "subclass": ("subclass", "archetype", "college", "circle", "oath", "domain", "tradition"),
+    "race": ("race", "species", "ancestry", "lineage"),
+    "spell": ("spell", "cantrip", "cast"),
+    "monster": ("monster", "creature", "foe", "enemy"),
+    "item": ("item", "magic item", "wondrous", "weapon", "armor", "potion", "ring", "cloak", "boots", "wand",
+             "staff", "rod", "amulet", "scroll"),
+    "condition": ("condition", "status"),
+    "rule": ("rule", "how do", "how does", "how to", "what happens"),
+    "feat": ("feat",),
+    "background": ("background",),
+}
+
+
+@dataclass(frozen=True)
+class FieldPref:
+    """Prefer entries whose `field` is high (sign +1) or low (sign -1) among entries that have it."""
+
+    field: str
+    sign: int = 1
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A plain-language quality a GM asks for, and the typed fields that measure it."""
+
+    name: str
+    words: tuple[str, ...]
+    prefs: tuple[FieldPref, ...]
+
+
+_TOUGH = (FieldPref("hit_die"), FieldPref("armor"), FieldPref("hit_points"), FieldPref("armor_class"))
+CONCEPTS: tuple[Concept, ...] = (
+    Concept("tough", ("tanky", "tank", "durable", "tough", "sturdy", "hardy", "resilient", "take hits",
+                      "take a hit", "front line", "frontline"), _TOUGH),
+    Concept("frail", ("frail", "fragile", "squishy", "glass cannon"), tuple(FieldPref(p.field, -1) for p in _TOUGH)),
+    Concept("deadly", ("deadly", "dangerous", "powerful", "strongest"), (FieldPref("challenge"),)),
+    Concept("weak", ("weak", "weakest", "easy", "low level"), (FieldPref("challenge", -1),)),
+)
+ARMOR_ORDER = ("light", "medium", "heavy")  # the heaviest armour a class wears measures how much it can take
+
+
+@dataclass
+class Intent:
+    types: set[str] = field(default_factory=set)  # content types the question names
+    kinds: set[str] = field(default_factory=set)  # monster kinds (the `type` field) it names
+    concepts: list[Concept] = field(default_factory=list)  # qualities measured by typed fields
+
+
+def _stems(text: str) -> str:
+    from gmtool.textnorm import tokenize
+
+    return " " + " ".join(tokenize(text)) + " "
+
+
+def _has(q: str, word: str) -> bool:
+    return _stems(word) in q
+
+
+def read_intent(query: str, kinds: set[str]) -> Intent:
+    """The types, kinds and concepts of a question. `kinds` are the library's monster kinds.
+
+    A kind word ("undead", "dragon") means a monster is wanted only when the question names no
+    other type: "race descended from dragons" wants a race, "spell that turns undead" a spell."""
+    q = _stems(query)
+    out = Intent()
+    out.types = {t for t, words in TYPE_WORDS.items() if any(_has(q, w) for w in words)}
+    if "rule" in out.types:
+        out.types.add("condition")  # "what happens when…" is answered by rules and conditions alike
+    out.kinds = {k for k in kinds if _has(q, k)}
+    if out.kinds and not (out.types - {"monster"}):
+        out.types.add("monster")
+    out.concepts = [c for c in CONCEPTS if any(_has(q, w) for w in c.words)]
+    return out
+
+
+def library_kinds(types: list[str | None], fields: list[dict[str, Any] | None], min_entries: int) -> set[str]:
+    """Monster kinds that type at least `min_entries` stat blocks of this library."""
+    counts: dict[str, int] = {}
+    for t, f in zip(types, fields, strict=False):
+        if t == "monster" and f and isinstance(f.get("type"), str):
+            kind = f["type"].strip().lower()
+            counts[kind] = counts.get(kind, 0) + 1
+    return {k for k, n in counts.items() if n >= min_entries and k}
+
+
+def _value(name: str, v: Any) -> float | None:
+    if name == "armor" and isinstance(v, (list, tuple)):
+        ranks = [ARMOR_ORDER.index(a) + 1 for a in v if a in ARMOR_ORDER]
+        return float(max(ranks, default=0))
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def concept_scores(concepts: list[Concept], types: list[str | None], fields: list[dict[str, Any] | None]) -> list[float]:
+    """Per document, 0..1: how well its typed fields fit the concepts, each field scaled min-max
+    within the documents of the same content type; documents without such fields score 0."""
+    n = len(fields)
+    if not concepts:
+        return [0.0] * n
+    total = [0.0] * n
+    count = [0] * n
+    for concept in concepts:
+        for pref in concept.prefs:
+            vals: dict[int, float] = {}
+            for i, f in enumerate(fields):
+                if f and pref.field in f:
+                    v = _value(pref.field, f[pref.field])
+                    if v is not None:
+                        vals[i] = v
+            span: dict[str | None, tuple[float, float]] = {}
+            for i, v in vals.items():
+                lo, hi = span.get(types[i], (v, v))
+                span[types[i]] = (min(lo, v), max(hi, v))
+            for i, v in vals.items():
+                lo, hi = span[types[i]]
+                x = (v - lo) / (hi - lo) if hi > lo else 0.5
+                total[i] += x if pref.sign > 0 else 1.0 - x
+                count[i] += 1
+    return [t / c if c else 0.0 for t, c in zip(total, count, strict=True)]

@@ -1,0 +1,39 @@
+"""Every weight and threshold of `search` and `ask`, named once with its reason.
+
+Tuned on the odd-numbered half of ../shared/eval/dev_ask.jsonl; the even half is reported
+apart (see the README's figures). Change them here, nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ranking:
+    # --- keyword scores (search and ask) ---
+    fuzzy_weight: float = 0.45  # search: trigram title similarity beside BM25 (names are typed with typos)
+    exact_bonus: float = 0.35  # a title equal to the whole query (up to spacing/plural) is what a GM typing a name wants
+    exact_min_similarity: float = 0.6  # only titles at least this trigram-similar are checked for equality (speed)
+    correction_share: float = 0.8  # a spelling-corrected token counts less than one the user typed
+    # --- ask: keyword side ---
+    ask_fuzzy_weight: float = 0.2  # typo-tolerant title matching suits names more than sentences
+    expansion_weight: float = 0.35  # thesaurus terms weigh less than the user's own words
+    prf_weight: float = 0.25  # pseudo-relevance-feedback terms: weaker still, they are guesses
+    prf_docs: int = 5  # feedback is read from this many top keyword sections
+    prf_terms: int = 6  # and adds at most this many terms
+    fold_share: float = 1.0  # an entity earns the keyword score of its best folded subsection ("Life Drain" in a stat block)
+    # --- ask: fusion ---
+    w_keyword: float = 0.45  # keyword evidence: precise on names, blind to paraphrase (odd-half optimum)
+    w_dense: float = 0.7  # sentence similarity: carries paraphrased questions
+    dense_floor_percentile: float = 50.0  # similarities below the median count as no evidence at all
+    w_type: float = 0.3  # a result of the content type the question names ("spell", "monster")
+    w_typed: float = 0.1  # a mild prior for entities (a spell, a monster) over plain sections
+    w_kind: float = 0.2  # a monster of the kind the question names ("undead", "dragon")
+    w_concept: float = 0.25  # typed fields matching a concept of the question ("tanky" -> hit die, armour)
+    min_kind_entries: int = 2  # a monster kind must type this many entries to count as a kind word
+    # --- one row per thing (which texts are copies is decided at scan time: rank.copies) ---
+    overfetch: int = 4  # candidates fetched per result row, so folding copies still fills the page
+
+
+RANKING = Ranking()

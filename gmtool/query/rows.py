@@ -1,0 +1,62 @@
+"""One row per thing: copies of an entry held by several books fold into the best-ranked one.
+
+A pure function over ranked document ids and the copy/name groups of the keyword index
+(rank.copies), so `search` and `ask` fold alike and it is tested without a library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Row:
+    gid: int  # the best-ranked copy, shown
+    score: float
+    copies: list[int] = field(default_factory=list)  # the same entry in other books (library order)
+    duplicate_of: int | None = None  # --all-copies: the first row that shows this entry
+    namesake_of: int | None = None  # a higher row with the same title and type but another text
+
+
+def fold_rows(
+    order: Sequence[int],
+    scores: Sequence[float],
+    copy: Sequence[int],
+    name: Sequence[int],
+    limit: int,
+    all_copies: bool = False,
+) -> list[Row]:
+    """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`."""
+    members: dict[int, list[int]] = {}
+    for gid in order:
+        c = copy[gid]
+        if c >= 0 and c not in members:
+            members[c] = []
+    if members:
+        for gid, c in enumerate(copy):
+            if c in members:
+                members[c].append(gid)
+    first_of_copy: dict[int, int] = {}
+    first_of_name: dict[int, tuple[int, int]] = {}  # name group -> (copy group or -gid-1, first row's gid)
+    rows: list[Row] = []
+    for gid, score in zip(order, scores, strict=True):
+        if len(rows) >= limit:
+            break
+        c, n = copy[gid], name[gid]
+        if c >= 0 and c in first_of_copy and not all_copies:
+            continue
+        row = Row(gid, float(score))
+        if c >= 0:
+            row.copies = [g for g in members[c] if g != gid]
+            if c in first_of_copy:
+                row.duplicate_of = first_of_copy[c]
+            else:
+                first_of_copy[c] = gid
+        if n >= 0:
+            ident = c if c >= 0 else -gid - 1
+            seen = first_of_name.setdefault(n, (ident, gid))
+            if seen[0] != ident:
+                row.namesake_of = seen[1]
+        rows.append(row)
+    return rows

@@ -1,0 +1,164 @@
+"""Ranking logic without a library or a model: fusion, intent, field concepts and copy folding.
+
+A fake embedder (a bag of hashed words, satisfying gmtool.types.Embedder) stands in for the
+model, so every test here runs in milliseconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from gmtool.query.fusion import Priors, dense_scale, fuse
+from gmtool.query.intent import CONCEPTS, concept_scores, library_kinds, read_intent
+from gmtool.query.ranking import RANKING
+from gmtool.query.rows import fold_rows
+from gmtool.textnorm import tokenize
+from gmtool.types import Embedder
+
+DIM = 64
+
+
+class FakeEmbedder:
+    """Hashed bag of stems, L2-normalised: texts sharing words are similar, others are not."""
+
+    fingerprint = "fake-bow-64"
+    dim = DIM
+    device = "cpu"
+    warnings: ClassVar[list[str]] = []
+
+    def embed(self, texts, batch_size=32, progress=None):
+        return np.stack([self.embed_query(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        v = np.zeros(DIM, dtype=np.float32)
+        for tok in tokenize(text):
+            v[zlib.crc32(tok.encode()) % DIM] += 1.0
+        n = float(np.linalg.norm(v))
+        return v / n if n else v
+
+
+DOCS = [  # title, type, body
+    ("Fireball", "spell", "a bright streak blossoms into an explosion of flame"),
+    ("Paladin", "class", "a holy warrior bound to a sacred oath"),
+    ("Cleric", "class", "a priestly champion who wields divine magic"),
+    ("Wizard", "class", "a scholarly magic user of arcane spells"),
+    ("Vampire", "monster", "undead that drinks blood and drains life"),
+    ("Zombie", "monster", "undead corpse that shambles"),
+    ("Combat", None, "how a fight is run, round by round"),
+]
+
+
+def _priors(query: str, kinds: set[str] | None = None, concept: np.ndarray | None = None) -> Priors:
+    intent = read_intent(query, kinds or set())
+    types = [d[1] for d in DOCS]
+    n = len(DOCS)
+    kind = np.array([t == "monster" for t in types], dtype=np.float32) if intent.kinds else np.zeros(n, np.float32)
+    return Priors(
+        type_match=np.array([t in intent.types for t in types], dtype=np.float32),
+        typed=np.array([t is not None for t in types], dtype=np.float32),
+        kind_match=kind,
+        concept=concept if concept is not None else np.zeros(n, np.float32),
+        has_type=bool(intent.types), has_kind=bool(intent.kinds), has_concept=concept is not None,
+    )
+
+
+def _dense(emb: Embedder, query: str) -> np.ndarray:
+    docs = np.asarray(emb.embed([f"{t}. {b}" for t, _, b in DOCS]))
+    return docs @ np.asarray(emb.embed_query(query))
+
+
+ALL = np.ones(len(DOCS), dtype=bool)
+
+
+def test_fused_scores_are_bounded_and_zero_where_not_allowed() -> None:
+    emb = FakeEmbedder()
+    kw = np.array([3.0, 0, 0, 1.0, 0, 0, 0.5])
+    allowed = ALL.copy()
+    allowed[0] = False
+    out = fuse(kw, _dense(emb, "arcane spells"), _priors("arcane spells"), allowed)
+    assert out.shape == (len(DOCS),) and out.dtype == np.float32
+    assert out[0] == 0.0 and out.min() >= 0.0 and out.max() <= 1.0
+    assert int(np.argmax(out)) == 3  # Wizard: the keyword and the sentence evidence agree
+
+
+def test_dense_evidence_carries_a_paraphrase_that_keywords_miss() -> None:
+    emb = FakeEmbedder()
+    kw = np.zeros(len(DOCS))  # no keyword hit at all
+    out = fuse(kw, _dense(emb, "undead that drains life"), _priors("undead that drains life"), ALL)
+    assert int(np.argmax(out)) == 4  # Vampire
+    keyword_only = fuse(kw, None, _priors("undead that drains life"), ALL)
+    assert keyword_only[4] <= keyword_only.max()
+
+
+def test_type_intent_lifts_entries_of_that_type() -> None:
+    kw = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    out = fuse(kw, None, _priors("which class is holy"), ALL)
+    assert set(np.argsort(-out)[:3]) == {1, 2, 3}
+
+
+def test_weights_come_from_the_configuration() -> None:
+    kw = np.array([0.5, 0, 0, 0, 0, 0, 1.0])  # the untyped section has the better keyword score
+    pri = _priors("fireball")
+    base = fuse(kw, None, pri, ALL)
+    assert base[6] > base[0]
+    heavier = fuse(kw, None, pri, ALL, dataclasses.replace(RANKING, w_typed=5.0))
+    assert heavier[0] > heavier[6]  # with a heavier typed prior the spell overtakes it
+
+
+def test_dense_scale_floors_at_the_median() -> None:
+    d = np.array([0.9, 0.5, 0.4, 0.3, 0.1], dtype=np.float32)
+    s = dense_scale(d, np.ones(5, dtype=bool))
+    assert s[0] == pytest.approx(1.0) and s[2] == 0.0 and s[4] == 0.0
+
+
+def test_kind_word_means_a_monster_unless_another_type_is_named() -> None:
+    kinds = {"undead", "dragon", "beast"}
+    assert read_intent("undead that drain life", kinds).types == {"monster"}
+    assert read_intent("undead that drain life", kinds).kinds == {"undead"}
+    race = read_intent("race descended from dragons", kinds)
+    assert "race" in race.types and "monster" not in race.types
+    assert "spell" in read_intent("spell that turns undead", kinds).types
+    assert read_intent("a fiery explosion", kinds).kinds == set()
+
+
+def test_library_kinds_come_from_the_stat_blocks() -> None:
+    types = ["monster", "monster", "monster", "spell"]
+    fields = [{"type": "undead"}, {"type": "Undead"}, {"type": "ooze"}, {"type": "undead"}]
+    assert library_kinds(types, fields, min_entries=2) == {"undead"}
+
+
+def test_toughness_prefers_hit_die_and_heavy_armour() -> None:
+    intent = read_intent("a tanky spellcaster class", set())
+    assert [c.name for c in intent.concepts] == ["tough"]
+    types = ["class"] * 4 + ["monster", "spell"]
+    fields = [
+        {"hit_die": 6, "armor": []},  # wizard-like
+        {"hit_die": 8, "armor": ["light", "medium", "shields"]},  # cleric-like
+        {"hit_die": 10, "armor": ["light", "medium", "heavy", "shields"]},  # paladin-like
+        None,
+        {"hit_points": 40, "armor_class": 12},
+        {"level": 3},
+    ]
+    s = concept_scores(intent.concepts, types, fields)
+    assert s[2] > s[1] > s[0] and s[3] == 0.0 and s[5] == 0.0
+    frail = concept_scores([c for c in CONCEPTS if c.name == "frail"], types, fields)
+    assert frail[0] > frail[2]
+    for phrase in ("durable", "can take hits", "sturdy fighter"):
+        assert read_intent(phrase, set()).concepts, phrase
+
+
+def test_fold_rows_keeps_the_best_copy_and_lists_the_others() -> None:
+    copy = [0, 0, 0, -1, 1, 1]
+    name = [5, 5, 5, 5, -1, -1]  # doc 3 shares the title but not the text: a namesake
+    rows = fold_rows([1, 3, 0, 4, 5, 2], [9, 8, 7, 6, 5, 4], copy, name, limit=10)
+    assert [r.gid for r in rows] == [1, 3, 4]
+    assert rows[0].copies == [0, 2] and rows[1].namesake_of == 1 and rows[2].copies == [5]
+    every = fold_rows([1, 3, 0, 4, 5, 2], [9, 8, 7, 6, 5, 4], copy, name, limit=10, all_copies=True)
+    assert [r.gid for r in every] == [1, 3, 0, 4, 5, 2]
+    assert every[2].duplicate_of == 1 and every[4].duplicate_of == 4
+    assert len(fold_rows([1, 3, 0, 4], [4, 3, 2, 1], copy, name, limit=2)) == 2
