@@ -114,3 +114,17 @@ def test_hits_files_are_ours_and_removed_with_their_source(scanned: Path) -> Non
     assert path in layout.owned_files(idx)
     store.remove_source(idx, sid)
     assert not path.exists()
+
+
+def test_hits_file_truncated_in_place_while_mapped_falls_back(scanned: Path) -> None:
+    """A reader that mapped the file never reads past a shortened end (that would be SIGBUS)."""
+    idx = scanned / ".gmtool"
+    lib = Library(idx)
+    sid = sorted(lib.metas)[0]
+    first, last = lib.offsets[sid], lib.offsets[sid] + lib.metas[sid].entry_count - 1
+    assert lib.entry(first) is not None and not lib._loaded  # read through the mapping
+    with open(layout.hits_file(idx, sid), "r+b") as f:
+        f.truncate(64)
+    rec = store.load_source(idx, sid, lib.metas[sid].sha256)
+    assert lib.entry(last) == rec.entries[-1]
+    assert sid in lib._loaded  # the full record answered

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -64,14 +65,18 @@ class HitsFile:
     on a damaged line; the reader then falls back to the full index file.
 
     The file is memory-mapped: only the pages of the entries read are touched, and the mapping
-    keeps the version that was checked even when a writer replaces the file meanwhile.
+    keeps the version that was checked even when a writer replaces the file meanwhile. Writers
+    never change a file in place, but something else might truncate it, and reading a mapped
+    page past the end kills the process (SIGBUS): each read first checks the file is whole.
     """
 
-    __slots__ = ("_base", "_data", "_entries", "_offsets", "count", "page_labels", "parents")
+    __slots__ = ("_base", "_data", "_entries", "_offsets", "_path", "_stat", "count", "page_labels", "parents")
 
-    def __init__(self, data: mmap.mmap, base: int, header: dict) -> None:
+    def __init__(self, data: mmap.mmap | bytes, base: int, header: dict, path: Path, stat: os.stat_result) -> None:
         self._data = data
         self._base = base
+        self._path = path
+        self._stat = stat
         self._offsets: list[int] = header["offsets"]
         self.count: int = header["count"]
         self.parents: list[int | None] = header["parents"]
@@ -81,21 +86,31 @@ class HitsFile:
     def entry(self, i: int) -> Entry:
         e = self._entries.get(i)
         if e is None:
+            if isinstance(self._data, mmap.mmap):
+                now = os.stat(self._path)
+                if (now.st_ino, now.st_dev) == (self._stat.st_ino, self._stat.st_dev) and now.st_size < len(self._data):
+                    raise ValueError("the hits file was truncated in place")
             start, end = self._base + self._offsets[i], self._base + self._offsets[i + 1] - 1
             e = self._entries[i] = Entry(**orjson.loads(self._data[start:end]))
         return e
 
 
-def _map(path: Path) -> mmap.mmap:
+def _map(path: Path) -> tuple[mmap.mmap | bytes, os.stat_result]:
+    """Mapped where a mapped file can still be replaced (POSIX); Windows would refuse the writer's
+    rename while a reader (a long-running `serve`) holds the mapping, so there it is read whole."""
     with open(path, "rb") as f:
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        st = os.fstat(f.fileno())
+        if os.name == "nt":
+            return f.read(), st
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), st
 
 
 def load_hits(index_dir: Path, source_id: str, sha256: str, count: int) -> HitsFile | None:
     """The hits file when it belongs to this version of the source, speaks for the full index
     file as it is now and holds `count` entries, else None (read the full index file)."""
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        data = _map(hits_file(index_dir, source_id))
+        path = hits_file(index_dir, source_id)
+        data, st = _map(path)
         nl = data.find(b"\n")
         header = orjson.loads(data[:nl]) if nl > 0 else None
         if (
@@ -108,5 +123,5 @@ def load_hits(index_dir: Path, source_id: str, sha256: str, count: int) -> HitsF
             and len(header["parents"]) == count
             and nl + 1 + header["offsets"][-1] == len(data)
         ):
-            return HitsFile(data, nl + 1, header)
+            return HitsFile(data, nl + 1, header, path, st)
     return None
