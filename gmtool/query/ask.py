@@ -143,11 +143,14 @@ class _Dense:
             vec = vs.load(sid, fingerprint)
             if vec is None:
                 vec = self._compatible(vs, sid, fingerprint)
-            idx = load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
+            if vec is None:  # no vectors: no need to work out (at length) what they would have been
+                self.missing.append(sid)
+                continue
+            idx = load_unit_index(lib.index_dir, sid, len(vec))
             if idx is None:
                 rec = lib.record(sid)
                 idx = units(rec.entries)[0] if rec is not None else []
-            if vec is None or len(vec) != len(idx):
+            if len(vec) != len(idx):
                 self.missing.append(sid)
                 continue
             mats.append(np.asarray(vec, dtype=np.float32))
