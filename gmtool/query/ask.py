@@ -73,7 +73,9 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     n = max(bm25.n_docs, 1)
     tf: dict[str, float] = {}
     for i in top:
-        e = lib.entries[int(i)]
+        e = lib.entry(int(i))  # only these sections are read (a damaged source gives none)
+        if e is None:
+            continue
         for t in tokenize(e.title + " " + e.body[:1500]):
             if t in own or t in stop or len(t) < 3 or t.isdigit():
                 continue
