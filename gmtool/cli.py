@@ -417,10 +417,15 @@ def ls_cmd(
     """List the indexed books: id, title, pages, entries per type, outline, indexed time."""
     eng = _engine(library)
     sources = eng.sources() if eng.has_index() else []
+    problems = eng.book_problems()
     if as_json:
+        from dataclasses import asdict
+
         from gmtool.present.jsonout import source_dict
 
         data: dict[str, Any] = {"sources": [source_dict(m) for m in sources]}
+        if problems:
+            data["problems"] = [asdict(p) for p in problems]
         if verbose:
             data["paths"] = {"library": str(eng.paths.library), "index_dir": str(eng.paths.index_dir),
                              "library_from": eng.paths.library_from, "config_file": str(eng.paths.config_file)}
@@ -437,7 +442,7 @@ def ls_cmd(
         p = eng.paths
         lib, idx, cfg = (escape(line(x)) for x in (p.library, p.index_dir, p.config_file))
         con.print(f"library:   {lib}  [dim](from {p.library_from})[/]\nindex dir: {idx}\nconfig:    {cfg}\n")
-    render_sources(con, sources, verbose)
+    render_sources(con, sources, verbose, problems)
 
 
 @app.command()

@@ -14,6 +14,7 @@ from gmtool.settings import Settings
 from gmtool.storage import store
 from gmtool.types import (
     Entry,
+    Failure,
     JSONValue,
     Problem,
     ReadResult,
@@ -68,6 +69,9 @@ def _check_fraction(name: str, value: float, upper: float | None = 1.0, strict: 
                          f"give {name} as a number {span}, such as 0.5")
 
 
+OCR_HINT = "run OCR on it first, e.g. `ocrmypdf in.pdf out.pdf`, then `gmtool scan`"
+
+
 class Engine:
     def __init__(self, library: str | Path | None = None, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
@@ -91,6 +95,21 @@ class Engine:
     def sources(self) -> list[SourceMeta]:
         lib = self.library()
         return [lib.metas[sid] for sid in sorted(lib.metas)]
+
+    def book_problems(self) -> list[Failure]:
+        """What `ls` must not keep quiet about: library files the last scans could not index (a
+        scanned PDF without a text layer, an encrypted or damaged file), with the code and fix
+        recorded then, and indexed books most of whose pages have no text layer."""
+        if not self.has_index():
+            return []
+        lib = self.library()
+        out = [Failure(path, f.code, f.message, f.hint) for path, f in sorted(lib.manifest.state.failed.items())]
+        for m in lib.metas.values():
+            blank = len(m.pages_without_text)
+            if m.pages and blank * 2 >= m.pages:
+                out.append(Failure(m.file, "NO_TEXT_LAYER", f"{blank} of its {m.pages} pages have no text layer "
+                                   "(scanned?), so their words cannot be found", OCR_HINT))
+        return out
 
     def source_id(self, name: str) -> str:
         """The source a user means by `name` (id, file name with or without its extension, stem

@@ -195,7 +195,7 @@ class Indexer:
     def _record_failure(self, f: Failure, r: str, size: int, mtime: float) -> None:
         f.file = r
         self.report.failed.append(f)
-        known = FailedFile(size, mtime, f.code)
+        known = FailedFile(size, mtime, f.code, f.message, f.hint)
         if self.manifest.state.failed.get(r) != known:
             self.manifest.state.failed[r] = known
             self.dirty = True

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from gmtool.present import terminal
-from gmtool.types import Hit, ScanReport, SearchResult, SourceMeta, TocNode
+from gmtool.types import Failure, Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
     from gmtool.types import ReadResult, TocResult, VerifyReport
@@ -122,9 +122,12 @@ def render_search(console: Console, r: SearchResult, paths: dict[str, str], expl
         console.print()
 
 
-def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = False) -> None:
+def render_sources(
+    console: Console, sources: list[SourceMeta], verbose: bool = False, problems: list[Failure] | None = None
+) -> None:
     if not sources:
         console.print("[yellow]No sources indexed yet.[/] Run [bold]gmtool scan DIR[/] on your rulebook folder.")
+        _render_problems(console, problems or [])
         return
     t = Table(show_edge=False)
     t.add_column("Source id", style="bold cyan", overflow="fold", min_width=10)
@@ -149,6 +152,13 @@ def render_sources(console: Console, sources: list[SourceMeta], verbose: bool = 
             row += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
         t.add_row(*row)
     console.print(t)
+    _render_problems(console, problems or [])
+
+
+def _render_problems(console: Console, problems: list[Failure]) -> None:
+    """Books the table cannot show (not indexed) or shows hollow (no text layer), with the fix."""
+    for p in problems:
+        console.print(f"[yellow]{_s(p.code)}[/] {_s(p.file)}: {_s(p.message)}" + (f" [dim]({_s(p.hint)})[/]" if p.hint else ""))
 
 
 def render_toc(console: Console, toc: TocResult) -> None:

@@ -38,6 +38,8 @@ class FailedFile:
     size: int
     mtime: float
     code: str
+    message: str = ""  # kept so `gmtool ls` can say why a book is missing without a rescan
+    hint: str = ""
 
     def same_file(self, size: int, mtime: float) -> bool:
         return (self.size, self.mtime) == (size, mtime)
@@ -62,7 +64,7 @@ class IndexState:
         return {
             "files": {k: v.to_list() for k, v in sorted(self.files.items())},
             "index_stat": dict(sorted(self.index_stat.items())),
-            "failed": {k: [v.size, v.mtime, v.code] for k, v in sorted(self.failed.items())},
+            "failed": {k: [v.size, v.mtime, v.code, v.message, v.hint] for k, v in sorted(self.failed.items())},
             "keyword": self.keyword,
             "keyword_stat": self.keyword_stat,
             "embed_stamp": self.embed_stamp,
@@ -79,8 +81,8 @@ class IndexState:
                 state.files[sid] = fs
         state.index_stat = {k: v for k, v in _dict(raw.get("index_stat")).items() if _ints(v)}
         for path, v in _dict(raw.get("failed")).items():
-            if isinstance(v, list) and len(v) == 3 and isinstance(v[2], str):
-                state.failed[path] = FailedFile(int(v[0]), float(v[1]), v[2])
+            if isinstance(v, list) and len(v) in (3, 5) and all(isinstance(x, str) for x in v[2:]):
+                state.failed[path] = FailedFile(int(v[0]), float(v[1]), *v[2:])
         state.keyword = raw.get("keyword") if isinstance(raw.get("keyword"), str) else None
         state.keyword_stat = raw.get("keyword_stat") if _ints(raw.get("keyword_stat")) else None
         state.embed_stamp = raw.get("embed_stamp") if isinstance(raw.get("embed_stamp"), str) else None
