@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.rank.units import CHUNK_CHARS, units
+from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, units
 from gmtool.settings import Settings
 from gmtool.storage.vectors import has_unit_index, save_unit_index
 
@@ -68,4 +68,4 @@ def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | N
     st = path.stat()
     tok = str(settings.tokenizer or "")
     rewrite = "1" if settings.no_rewrite else ""
-    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}"
+    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}"
