@@ -7,6 +7,7 @@ killed at any point leaves a valid index, and the next run completes the work.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -287,15 +288,16 @@ class Indexer:
         stats = _source_stats(self.index_dir, meta.source_id)
         if -1 in stats:
             return False
-        if self.manifest.state.index_stat.get(meta.source_id) == stats:
-            return True
-        try:
-            store.load_source(self.index_dir, meta.source_id, meta.sha256, fallback=False)
-        except GmtoolError:
-            return False
-        if not store.pages_sound(self.index_dir, meta.source_id, meta.sha256):
-            return False
-        self.manifest.state.index_stat[meta.source_id] = stats
+        if self.manifest.state.index_stat.get(meta.source_id) != stats:
+            try:
+                store.load_source(self.index_dir, meta.source_id, meta.sha256, fallback=False)
+            except GmtoolError:
+                return False
+            if not store.pages_sound(self.index_dir, meta.source_id, meta.sha256):
+                return False
+            self.manifest.state.index_stat[meta.source_id] = stats
+        with contextlib.suppress(GmtoolError):  # an index of an older gmtool: add the hits file
+            store.ensure_hits(self.index_dir, meta)
         return True
 
     # --- 3. extract (in parallel), then save each source and the manifest right after ---------

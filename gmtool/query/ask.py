@@ -73,7 +73,9 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
     n = max(bm25.n_docs, 1)
     tf: dict[str, float] = {}
     for i in top:
-        e = lib.entries[int(i)]
+        e = lib.entry(int(i))  # only these sections are read (a damaged source gives none)
+        if e is None:
+            continue
         for t in tokenize(e.title + " " + e.body[:1500]):
             if t in own or t in stop or len(t) < 3 or t.isdigit():
                 continue
@@ -143,11 +145,14 @@ class _Dense:
             vec = vs.load(sid, fingerprint)
             if vec is None:
                 vec = self._compatible(vs, sid, fingerprint)
-            idx = load_unit_index(lib.index_dir, sid, len(vec)) if vec is not None else None
+            if vec is None:  # no vectors: no need to work out (at length) what they would have been
+                self.missing.append(sid)
+                continue
+            idx = load_unit_index(lib.index_dir, sid, len(vec))
             if idx is None:
                 rec = lib.record(sid)
                 idx = units(rec.entries)[0] if rec is not None else []
-            if vec is None or len(vec) != len(idx):
+            if len(vec) != len(idx):
                 self.missing.append(sid)
                 continue
             mats.append(np.asarray(vec, dtype=np.float32))

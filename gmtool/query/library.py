@@ -49,8 +49,9 @@ class Library:
 
     The layout (which documents belong to which source) comes from the manifest alone, so the
     persisted keyword index can answer before any source file is read; a source is read when a
-    result needs it. A damaged source keeps its place (as empty entries) and yields no results,
-    only a warning, until the next scan rebuilds it.
+    result needs it, and then only the entries it needs, from the source's hits file, unless the
+    whole source is already in memory. A damaged source keeps its place (as empty entries) and
+    yields no results, only a warning, until the next scan rebuilds it.
     """
 
     def __init__(self, index_dir: Path) -> None:
@@ -68,6 +69,7 @@ class Library:
         self._sids = list(self.offsets)
         self._starts = list(self.offsets.values())
         self._loaded: dict[str, store.SourceRecord | None] = {}
+        self._hits: dict[str, store.HitsFile | None] = {}
         self.records = _Records(self)
         self._entries: list[Entry] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
@@ -90,6 +92,27 @@ class Library:
                 self.warnings.append(f"{exc.code}: {exc.message}; {exc.hint}")
             self._loaded[sid] = rec
         return self._loaded[sid]
+
+    def _hits_of(self, sid: str) -> store.HitsFile | None:
+        """The source's hits file, while its full record is not loaded; None: use the record."""
+        if sid in self._loaded:
+            return None
+        if sid not in self._hits:
+            meta = self.metas[sid]
+            self._hits[sid] = store.load_hits(self.index_dir, sid, meta.sha256, meta.entry_count)
+        return self._hits[sid]
+
+    def _hit_entry(self, sid: str, i: int) -> Entry | None:
+        """Entry `i` of a source from its hits file; None when there is none (or it is damaged:
+        then the full record is read from now on)."""
+        hits = self._hits_of(sid)
+        if hits is None:
+            return None
+        try:
+            return hits.entry(i)
+        except (ValueError, TypeError, KeyError, IndexError):
+            self._hits[sid] = None
+            return None
 
     def require(self, sid: str) -> store.SourceRecord:
         """One source for a command that cannot do without it (toc, show): damaged is an error."""
@@ -122,6 +145,9 @@ class Library:
         sid = self.source_of(gid)
         if self._entries is not None:
             return self._entries[gid] if self._loaded.get(sid) is not None else None
+        e = self._hit_entry(sid, gid - self.offsets[sid])
+        if e is not None:
+            return e
         rec = self.record(sid)
         return rec.entries[gid - self.offsets[sid]] if rec is not None else None
 
@@ -205,6 +231,11 @@ class Library:
 
     def section_path(self, gid: int) -> list[str]:
         sid = self.source_of(gid)
+        hits = self._hits_of(sid)
+        if hits is not None:
+            found = self._hits_path(sid, hits, gid - self.offsets[sid])
+            if found is not None:
+                return found
         rec = self.record(sid)
         if rec is None:
             return []
@@ -216,11 +247,26 @@ class Library:
             parent = entries[parent].parent
         return list(reversed(path))
 
+    def _hits_path(self, sid: str, hits: store.HitsFile, i: int) -> list[str] | None:
+        path: list[str] = []
+        parent = hits.parents[i]
+        while parent is not None and len(path) < 12:
+            e = self._hit_entry(sid, parent)
+            if e is None:
+                return None
+            path.append(e.title)
+            parent = hits.parents[parent]
+        return list(reversed(path))
+
     def page_label(self, sid: str, page: int | None) -> str | None:
         if page is None:  # Markdown/text
             return None
-        rec = self.record(sid)
-        labels = rec.page_labels if rec is not None else None
+        hits = self._hits_of(sid)
+        if hits is not None:
+            labels = hits.page_labels
+        else:
+            rec = self.record(sid)
+            labels = rec.page_labels if rec is not None else None
         if labels and 0 < page <= len(labels):
             return labels[page - 1]
         return None

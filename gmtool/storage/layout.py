@@ -5,7 +5,8 @@
       manifest.json          which sources are indexed, written last (storage.manifest)
       lock                   writer lock, holding the writer's pid (storage.lock)
       index/SID.index.json   entries of one source; SID.pages.json its page texts;
-                             SID.prev.*.json the version the manifest names while replaced
+                             SID.prev.*.json the version the manifest names while replaced;
+                             SID.hits.jsonl the entries again, each readable alone (storage.hits)
       keyword/DIGEST.*       library-wide BM25 and title matrices (rank.keyword)
       tokens/SID.KEY.vN.npz  per-source token cache (rank.keyword)
       vectors/SID.*          sentence vectors (storage.vectors)
@@ -39,7 +40,7 @@ _MARKER_TEXT = b"This folder is a gmtool index. gmtool writes and deletes only i
 # What gmtool writes, by folder; anything else is somebody else's.
 _OWNED: dict[str, re.Pattern[str]] = {
     "": re.compile(rf"^({re.escape(MANIFEST)}|{re.escape(LOCKFILE)}|{re.escape(MARKER)})$"),
-    SOURCES_DIR: re.compile(r"^[a-z0-9][a-z0-9-]*\.(prev\.)?(index|pages)\.json$", re.IGNORECASE),
+    SOURCES_DIR: re.compile(r"^[a-z0-9][a-z0-9-]*\.((prev\.)?(index|pages)\.json|hits\.jsonl)$", re.IGNORECASE),
     KEYWORD_DIR: re.compile(r"^[0-9a-f]{16}\.(bm25|fuzzy|docs\.json)$"),
     TOKENS_DIR: re.compile(r"^[^/.]+\.[0-9a-f]{16}\.v\d+\.npz$"),
     VECTORS_DIR: re.compile(r"^[^/.]+\.(npy|keys\.json|units\.json)$"),
@@ -64,6 +65,10 @@ def source_file(index_dir: Path, source_id: str) -> Path:
 
 def pages_file(index_dir: Path, source_id: str) -> Path:
     return index_dir / SOURCES_DIR / f"{source_id}.pages.json"
+
+
+def hits_file(index_dir: Path, source_id: str) -> Path:
+    return index_dir / SOURCES_DIR / f"{source_id}.hits.jsonl"
 
 
 def prev_file(path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Per-source index files: INDEX_DIR/index/SID.index.json (entries) and SID.pages.json (page texts).
+"""Per-source index files: INDEX_DIR/index/SID.index.json (entries) and SID.pages.json (page texts),
+and SID.hits.jsonl, the same entries each readable alone (see storage.hits).
 
 Crash safety comes from ordering: source files are replaced atomically first, the manifest
 (which names every source and its content hash) is replaced last. A reader trusts only what
@@ -22,7 +23,16 @@ import orjson
 from gmtool import __version__
 from gmtool.errors import IndexError_
 from gmtool.storage.atomic import atomic_write, is_temp_name, no_space_is_disk_full, temp_name
-from gmtool.storage.layout import owned_files, pages_file, prev_file, source_file, unit_index_file, vector_files
+from gmtool.storage.hits import load_hits, save_hits
+from gmtool.storage.layout import (
+    hits_file,
+    owned_files,
+    pages_file,
+    prev_file,
+    source_file,
+    unit_index_file,
+    vector_files,
+)
 from gmtool.storage.manifest import FORMAT_VERSION, Manifest, dumps
 from gmtool.types import Document, Entry, SourceMeta
 
@@ -109,6 +119,19 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
             if kept:  # `path` is still the version the manifest names: no copy needed
                 prev_file(path).unlink(missing_ok=True)
             raise
+    # Last: until the manifest names the new version, readers find the new hits file's hash
+    # wrong and read the full index file (or, before this write, the old hits file, still right).
+    save_hits(index_dir, meta.source_id, meta.sha256, doc.entries, doc.page_labels)
+
+
+def ensure_hits(index_dir: Path, meta: SourceMeta) -> bool:
+    """Writers, for a source kept as it is: write its hits file when it is missing or stale (an
+    index of an older gmtool), from the full index file. True when it was written."""
+    if load_hits(index_dir, meta.source_id, meta.sha256, meta.entry_count) is not None:
+        return False
+    rec = load_source(index_dir, meta.source_id, meta.sha256, fallback=False)
+    save_hits(index_dir, meta.source_id, meta.sha256, rec.entries, rec.page_labels)
+    return True
 
 
 def drop_prev(index_dir: Path, source_id: str) -> None:
@@ -175,11 +198,11 @@ def _load_source_at(path: Path, source_id: str, expect_sha: str | None) -> Sourc
 
 
 def remove_source(index_dir: Path, source_id: str) -> None:
-    """Every file of one source: index, page texts, kept versions and vectors."""
+    """Every file of one source: index, page texts, kept versions, hits and vectors."""
     paths: list[Path] = []
     for path in (source_file(index_dir, source_id), pages_file(index_dir, source_id)):
         paths += [path, prev_file(path)]
-    paths += [*vector_files(index_dir, source_id), unit_index_file(index_dir, source_id)]
+    paths += [hits_file(index_dir, source_id), *vector_files(index_dir, source_id), unit_index_file(index_dir, source_id)]
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()

@@ -5,6 +5,7 @@ names they use. Each name lives in the module named for what it holds:
 - atomic: the one atomic (and DISK_FULL-aware) write
 - manifest: the manifest and its typed bookkeeping (`IndexState`)
 - sources: per-source index and page-text files, sweeping a killed run's leftovers
+- hits: per-source entries each readable alone, so a search reads only the hits it shows
 - lock: the writer lock (filelock), stale-lock detection
 - hashing: the one file hash and the stat stamp that says a file is unchanged
 - vectors: sentence vectors
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from gmtool.storage.atomic import atomic_write, is_temp_name
 from gmtool.storage.hashing import FileStamp, file_sha256
+from gmtool.storage.hits import HitsFile, load_hits
 from gmtool.storage.layout import (
     LOCKFILE,
     MANIFEST,
@@ -43,6 +45,7 @@ from gmtool.storage.manifest import (
 from gmtool.storage.sources import (
     SourceRecord,
     drop_prev,
+    ensure_hits,
     load_pages,
     load_source,
     pages_sound,
@@ -52,9 +55,10 @@ from gmtool.storage.sources import (
 )
 
 __all__ = [
-    "FORMAT_VERSION", "LOCKFILE", "MANIFEST", "MARKER", "FailedFile", "FileStamp", "IndexState", "Manifest",
-    "SourceRecord", "active_writer", "atomic_write", "claim", "clean", "dir_size", "drop_prev", "dumps",
-    "file_sha256", "has_marker", "is_temp_name", "load_manifest", "load_manifest_or_empty", "load_pages",
+    "FORMAT_VERSION", "LOCKFILE", "MANIFEST", "MARKER", "FailedFile", "FileStamp", "HitsFile", "IndexState",
+    "Manifest", "SourceRecord", "active_writer", "atomic_write", "claim", "clean", "dir_size", "drop_prev", "dumps",
+    "ensure_hits", "file_sha256", "has_marker", "is_temp_name", "load_hits", "load_manifest",
+    "load_manifest_or_empty", "load_pages",
     "load_source", "lock_path", "manifest_path", "manifest_stamp", "pages_file", "pages_sound", "prev_file",
     "remove_source", "save_manifest", "save_source", "source_file", "stale_lock", "stale_lock_message", "sweep",
     "writer_lock",
