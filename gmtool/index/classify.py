@@ -210,7 +210,7 @@ def _statblock_children_only(nodes: list[_Node], node: _Node) -> bool:
 
 
 def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
-    e, t, head, body = node.entry, node.title, node.head, node.entry.body
+    e, t = node.entry, node.title
     if not t:
         return None
     variant = bool(node.ancestors) and nodes[node.ancestors[0]].title.startswith("variant")
@@ -220,9 +220,12 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
         and any(types[a] not in (None, "rule") for a in node.ancestors[:2])
     ):
         return None  # a run-in or row inside an entity is one of its parts (a trait, an action)
-    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    return _by_own_lines(nodes, node, types) or _by_children(nodes, node, types) or _by_sections(nodes, node, types)
 
-    # 1. Explicit tags ("Blinded [Condition]") and body first lines.
+
+def _by_own_lines(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """1. Explicit tags ("Blinded [Condition]") and the body's first lines."""
+    e, t, head, body = node.entry, node.title, node.head, node.entry.body
     if e.title.rstrip().lower().endswith("[condition]"):
         return "condition"
     if has_spell_line(head):
@@ -237,8 +240,13 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
     stat = has_stat_block(body, head) or (has_old_school_stats(body) and not shouting)
     if stat and not _is_structural(t) and not any(types[a] == "monster" for a in node.ancestors[:2]):
         return "monster"
+    return None
 
-    # 2. Children that only entities have.
+
+def _by_children(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """2. Children that only entities have, and the family a variant belongs to."""
+    t, body = node.title, node.entry.body
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
     kid_titles = [nodes[c].title for c in node.children]
     if len(t.split()) <= 3 and not _is_structural(t):
         if any(k == t + " traits" for k in kid_titles):
@@ -274,8 +282,13 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
         return "monster"  # "Swarm of Beetles" below "Swarm of Insects" (or its "Variant: ..." section)
     if _statblock_children_only(nodes, node) and _under(nodes, node, MONSTER_CTX) and not _is_structural(t):
         return "monster"
+    return None
 
-    # 3. Enclosing sections.
+
+def _by_sections(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """3. Enclosing sections (a conditions list, a spells chapter) with the body's evidence."""
+    t, head, body = node.title, node.head, node.entry.body
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
     if (
         parent is not None
         and len(t.split()) <= 2

@@ -49,21 +49,9 @@ _CONTENT_SHAPE = re.compile(
 )
 
 
-def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int]]:
-    """Running headers/footers and page numbers: per page, the indexes of lines to drop.
-
-    A line is furniture only when all of these hold:
-    - it sits in the top or bottom margin band and nothing else on the page lies between it
-      and the page edge (so a stat line or heading that happens to top a page is kept);
-    - it does not have the shape of a stat-block or spell-header line;
-    - it is a page number whose value follows the page index on many pages, or its text (a
-      page number at either end aside) sits at the same height on several pages, hardly ever
-      appears inside the text block, and either recurs on a large share of the pages or sits
-      in a slot (height) that holds repeated text on a large share of the pages (chapter-wise
-      running headers).
-    """
-    n = len(pages)
-    n_text = sum(1 for _, _, lines in pages if lines)
+def _margin_keys(pages: list[tuple[float, float, list[Line]]]) -> tuple[Counter, Counter, Counter, Counter, list[list[tuple | None]]]:
+    """Per margin line a key (band, height, text with edge numbers masked), and how often each key,
+    text and page-number offset occurs: the statistics furniture is judged by."""
     at_pos: Counter = Counter()
     in_margin: Counter = Counter()
     in_body: Counter = Counter()
@@ -88,6 +76,25 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
                 pk.append(None)
                 in_body[txt] += 1
         keys.append(pk)
+    return at_pos, in_margin, in_body, offsets, keys
+
+
+def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int]]:
+    """Running headers/footers and page numbers: per page, the indexes of lines to drop.
+
+    A line is furniture only when all of these hold:
+    - it sits in the top or bottom margin band and nothing else on the page lies between it
+      and the page edge (so a stat line or heading that happens to top a page is kept);
+    - it does not have the shape of a stat-block or spell-header line;
+    - it is a page number whose value follows the page index on many pages, or its text (a
+      page number at either end aside) sits at the same height on several pages, hardly ever
+      appears inside the text block, and either recurs on a large share of the pages or sits
+      in a slot (height) that holds repeated text on a large share of the pages (chapter-wise
+      running headers).
+    """
+    n = len(pages)
+    n_text = sum(1 for _, _, lines in pages if lines)
+    at_pos, in_margin, in_body, offsets, keys = _margin_keys(pages)
     if n < 6:
         return [set() for _ in pages]
     need = 3
@@ -263,9 +270,11 @@ def _title_match(head_norm: str, title_norm: str) -> bool:
     )
 
 
-def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tuple[list[Node], list[str]]:
-    """Merge outline items and detected headings into one ordered list of nodes."""
-    warnings: list[str] = []
+def _match_outline(
+    pages, drop, heads, outline: list[OutlineItem]
+) -> tuple[dict[int, int], dict[int, tuple[Pos, Pos, str]]]:
+    """Pair each bookmark with the detected heading it names (near its page), else with a line of
+    its page that starts with its title (a run-in heading)."""
     by_page: dict[int, list[int]] = {}
     for hi, hd in enumerate(heads):
         by_page.setdefault(hd.pos.page, []).append(hi)
@@ -301,14 +310,11 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
                 if ln_n.startswith(tn + " ") and len(tn) >= 3:
                     out_pos[oi] = (Pos(item.page, li), Pos(item.page, li), item.title)
                     break
-    n_out = len(outline)
-    n_matched = len(matched) + len(out_pos)
-    trusted = n_out > 0 and (n_matched >= 0.5 * n_out or (n_out >= 20 and n_matched >= 0.2 * n_out))
-    if n_out and not trusted:
-        warnings.append(
-            f"outline ignored: only {n_matched} of {n_out} bookmarks match text on their page"
-        )
-    # levels for size classes: the outline level their matched headings mostly carry
+    return matched, out_pos
+
+
+def _class_levels(heads, classes, outline: list[OutlineItem], matched: dict[int, int], trusted: bool) -> tuple[list[float], list[int]]:
+    """The level of each heading size class: the outline level its matched headings mostly carry."""
     class_levels: list[float] = []
     cls_of = [_size_class(hd.size, classes) for hd in heads]
     votes: dict[int, Counter] = {}
@@ -332,6 +338,22 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
         max_voted = max(votes)
         for ci in range(max_voted + 1, len(classes)):
             class_levels[ci] = max(class_levels[ci], deepest + (ci - max_voted))
+    return class_levels, cls_of
+
+
+def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tuple[list[Node], list[str]]:
+    """Merge outline items and detected headings into one ordered list of nodes."""
+    warnings: list[str] = []
+    n_pages = len(pages)
+    matched, out_pos = _match_outline(pages, drop, heads, outline)
+    n_out = len(outline)
+    n_matched = len(matched) + len(out_pos)
+    trusted = n_out > 0 and (n_matched >= 0.5 * n_out or (n_out >= 20 and n_matched >= 0.2 * n_out))
+    if n_out and not trusted:
+        warnings.append(
+            f"outline ignored: only {n_matched} of {n_out} bookmarks match text on their page"
+        )
+    class_levels, cls_of = _class_levels(heads, classes, outline, matched, trusted)
     nodes: list[Node] = []
     for hi, hd in enumerate(heads):
         nxt = Pos(hd.end.page, hd.end.idx + 1)
