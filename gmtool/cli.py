@@ -2,9 +2,10 @@
 
 Nothing heavy is imported at module level, so `gmtool --help` and `gmtool ls` start fast;
 errors are rendered in exactly one place (`_handle`).
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads every command's signature at start-up,
+and real annotation objects spare it evaluating each string again (~4 ms a run).
+"""
 
 import functools
 import math

@@ -220,6 +220,15 @@ class Library:
             self._docs = docs
         return self._docs
 
+    def copy_members(self) -> dict[int, list[int]]:
+        """Copy group -> its documents (library order), built once per snapshot for folding rows."""
+        members = self.cache.get("copy_members")
+        if members is None:
+            from gmtool.query.rows import copy_members
+
+            members = self.cache["copy_members"] = copy_members(self.doc_table()["copy"])
+        return members  # type: ignore[return-value]
+
     def source_index(self) -> np.ndarray:
         """Per global doc, the position of its source in `sorted(self.metas)`."""
         if self._source_idx is None:

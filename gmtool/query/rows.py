@@ -6,7 +6,7 @@ A pure function over ranked document ids and the copy/name groups of the keyword
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -26,17 +26,15 @@ def fold_rows(
     name: Sequence[int],
     limit: int,
     all_copies: bool = False,
+    groups: Mapping[int, list[int]] | None = None,
 ) -> list[Row]:
-    """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`."""
-    members: dict[int, list[int]] = {}
-    for gid in order:
-        c = copy[gid]
-        if c >= 0 and c not in members:
-            members[c] = []
-    if members:
-        for gid, c in enumerate(copy):
-            if c in members:
-                members[c].append(gid)
+    """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`.
+    `groups` (copy group -> its documents, library order; see copy_members) saves a pass over
+    every document when the caller keeps it."""
+    if groups is None:
+        wanted = {copy[g] for g in order if copy[g] >= 0}
+        groups = copy_members(copy, wanted) if wanted else {}
+    members = groups
     first_of_copy: dict[int, int] = {}
     first_of_name: dict[int, tuple[int, int]] = {}  # name group -> (copy group or -gid-1, first row's gid)
     rows: list[Row] = []
@@ -60,3 +58,12 @@ def fold_rows(
                 row.namesake_of = seen[1]
         rows.append(row)
     return rows
+
+
+def copy_members(copy: Sequence[int], wanted: set[int] | None = None) -> dict[int, list[int]]:
+    """Copy group -> its documents in library order (only the `wanted` groups, when given)."""
+    members: dict[int, list[int]] = {}
+    for gid, c in enumerate(copy):
+        if c >= 0 and (wanted is None or c in wanted):
+            members.setdefault(c, []).append(gid)
+    return members

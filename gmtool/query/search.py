@@ -178,7 +178,7 @@ def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
 def rows_for(lib: Library, order: list[int], scores: list[float], limit: int, all_copies: bool) -> list[Row]:
     """Fold copies (see query.rows) over the ranked documents."""
     docs = lib.doc_table()
-    return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies)
+    return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies, lib.copy_members())
 
 
 def keyword_scores(
