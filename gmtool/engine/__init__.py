@@ -11,7 +11,7 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.query.library import Library
 from gmtool.query.search import Filters, check_types, suggest_ids
 from gmtool.settings import Settings
-from gmtool.storage import store
+from gmtool.storage import layout
 from gmtool.types import (
     Entry,
     Failure,
@@ -90,7 +90,7 @@ class Engine:
         return self._lib
 
     def has_index(self) -> bool:
-        return store.manifest_path(self.paths.index_dir).exists()
+        return layout.manifest_path(self.paths.index_dir).exists()
 
     def sources(self) -> list[SourceMeta]:
         lib = self.library()
@@ -319,6 +319,8 @@ class Engine:
         for a folder that is not a gmtool index."""
         d = self.paths.index_dir
         if d.exists():
+            from gmtool.storage import store
+
             with store.writer_lock(d, wait=wait):
                 store.clean(d)
         self._lib = None

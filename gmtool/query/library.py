@@ -8,15 +8,16 @@ between makes the check fail, and the snapshot is simply read again.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import GmtoolError
-from gmtool.rank.copies import entity_texts
-from gmtool.rank.keyword import _build_keyword, doc_table, keyword_digest
-from gmtool.rank.units import fold_targets
-from gmtool.storage import layout, store
+from gmtool.rank.keyword import keyword_digest
+from gmtool.storage import layout
+from gmtool.storage.hits import HitsFile, load_hits
+from gmtool.storage.manifest import load_manifest, manifest_stamp
+from gmtool.storage.sources import SourceRecord, load_source
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
@@ -25,13 +26,13 @@ if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index
     from gmtool.rank.fuzzy import TitleMatcher
 
-class _Records(Mapping[str, store.SourceRecord]):
+class _Records(Mapping[str, SourceRecord]):
     """Source records, read from disk on first use, so a search opens only the books it shows."""
 
     def __init__(self, lib: Library) -> None:
         self._lib = lib
 
-    def __getitem__(self, sid: str) -> store.SourceRecord:
+    def __getitem__(self, sid: str) -> SourceRecord:
         rec = self._lib.record(sid)
         if rec is None:
             raise KeyError(sid)
@@ -56,8 +57,8 @@ class Library:
 
     def __init__(self, index_dir: Path) -> None:
         self.index_dir = index_dir
-        self.stamp = store.manifest_stamp(self.index_dir)
-        self.manifest = store.load_manifest(self.index_dir)
+        self.stamp = manifest_stamp(self.index_dir)
+        self.manifest = load_manifest(self.index_dir)
         self.warnings: list[str] = []
         self.metas: dict[str, SourceMeta] = dict(sorted(self.manifest.sources.items()))
         self.offsets: dict[str, int] = {}
@@ -68,8 +69,8 @@ class Library:
         self.n_docs = n
         self._sids = list(self.offsets)
         self._starts = list(self.offsets.values())
-        self._loaded: dict[str, store.SourceRecord | None] = {}
-        self._hits: dict[str, store.HitsFile | None] = {}
+        self._loaded: dict[str, SourceRecord | None] = {}
+        self._hits: dict[str, HitsFile | None] = {}
         self.records = _Records(self)
         self._entries: list[Entry] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
@@ -77,13 +78,13 @@ class Library:
         self._source_idx: np.ndarray | None = None
         self.cache: dict[str, object] = {}  # derived arrays that rankers build once per snapshot
 
-    def record(self, sid: str) -> store.SourceRecord | None:
+    def record(self, sid: str) -> SourceRecord | None:
         """One source, or None (with a warning) when its index file is damaged or changed under us."""
         if sid not in self._loaded:
             meta = self.metas[sid]
-            rec: store.SourceRecord | None = None
+            rec: SourceRecord | None = None
             try:
-                rec = store.load_source(self.index_dir, sid, meta.sha256)
+                rec = load_source(self.index_dir, sid, meta.sha256)
                 if len(rec.entries) != meta.entry_count:
                     raise GmtoolError("INDEX_CORRUPT", f"index file for '{sid}' does not match the manifest",
                                       "run `gmtool scan` to rebuild it")
@@ -93,13 +94,13 @@ class Library:
             self._loaded[sid] = rec
         return self._loaded[sid]
 
-    def _hits_of(self, sid: str) -> store.HitsFile | None:
+    def _hits_of(self, sid: str) -> HitsFile | None:
         """The source's hits file, while its full record is not loaded; None: use the record."""
         if sid in self._loaded:
             return None
         if sid not in self._hits:
             meta = self.metas[sid]
-            self._hits[sid] = store.load_hits(self.index_dir, sid, meta.sha256, meta.entry_count)
+            self._hits[sid] = load_hits(self.index_dir, sid, meta.sha256, meta.entry_count)
         return self._hits[sid]
 
     def _hit_entry(self, sid: str, i: int) -> Entry | None:
@@ -114,7 +115,7 @@ class Library:
             self._hits[sid] = None
             return None
 
-    def require(self, sid: str) -> store.SourceRecord:
+    def require(self, sid: str) -> SourceRecord:
         """One source for a command that cannot do without it (toc, show): damaged is an error."""
         rec = self.record(sid)
         if rec is None:
@@ -152,7 +153,7 @@ class Library:
         return rec.entries[gid - self.offsets[sid]] if rec is not None else None
 
     def is_current(self) -> bool:
-        return store.manifest_stamp(self.index_dir) == self.stamp
+        return manifest_stamp(self.index_dir) == self.stamp
 
     def _persisted(self) -> str | None:
         digest = keyword_digest(self.manifest)
@@ -178,7 +179,11 @@ class Library:
                     "KEYWORD_STALE: the saved keyword index is missing or out of date, so it was rebuilt in "
                     "memory for this query; run `gmtool scan` to save it and make searches fast again"
                 )
-            self._keyword = loaded or _build_keyword(self.entries)
+            if loaded is None:
+                from gmtool.rank.keyword import _build_keyword
+
+                loaded = _build_keyword(self.entries)
+            self._keyword = loaded
         return self._keyword
 
     def titles_and_types(self) -> tuple[list[str], list[str | None]]:
@@ -188,37 +193,58 @@ class Library:
         return docs["titles"], docs["types"]
 
     def doc_fields(self) -> list[dict | None]:
-        """Every document's typed fields (or None): ranking and filters read them without opening a source."""
-        return self.doc_table()["fields"]
+        """Every document's typed fields (or None): ranking and filters read them without opening a source.
+        They are saved apart from the doc table (only filters and `ask` need them) and read on first use."""
+        docs = self.doc_table()
+        if "fields" not in docs:
+            fields = self._saved("fields", layout.keyword_fields_file)
+            if fields is None:  # the fields file is missing or damaged: the whole table from the entries
+                docs = self._docs = self._table_from_entries()
+            else:
+                docs["fields"] = fields
+        return docs["fields"]
 
     def doc_table(self) -> dict[str, list]:
-        """Per document: titles, types, fields, pages, copy and name groups (see rank.keyword.doc_table)."""
+        """Per document: titles, types, pages, copy and name groups (see rank.keyword.doc_table),
+        from the file beside the keyword index, else from the entries; `doc_fields` adds the fields."""
         if self._docs is None:
-            digest = self._persisted()
-            docs = None
-            if digest:
-                with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                    import orjson
-
-                    data = orjson.loads(layout.keyword_docs_file(self.index_dir, digest).read_bytes())
-                    keys = ("titles", "types", "fields", "pages", "target", "copy", "name")
-                    if all(len(data[k]) == self.n_docs for k in keys):
-                        docs = {k: data[k] for k in keys}
-            if docs is None:
-                es = self.entries
-                sources: list[str] = []
-                texts: list[str] = []
-                targets: list[int] = []
-                for sid, m in self.metas.items():
-                    sources.extend(sid for _ in range(m.entry_count))
-                    off = self.offsets[sid]
-                    mine = es[off : off + m.entry_count]
-                    texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
-                    targets.extend(off + t for t in fold_targets(mine))
-                docs = doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                                 [e.page for e in es], sources, texts, targets, [e.body for e in es])
-            self._docs = docs
+            docs = self._saved("docs", layout.keyword_docs_file)
+            self._docs = docs if docs is not None else self._table_from_entries()
         return self._docs
+
+    def _saved(self, what: str, where: Callable[[Path, str], Path]) -> Any:
+        """The saved docs table (`what` "docs") or fields list when they match this snapshot, else None."""
+        digest = self._persisted()
+        if not digest:
+            return None
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            import orjson
+
+            data = orjson.loads(where(self.index_dir, digest).read_bytes())
+            if what == "fields":
+                return data if isinstance(data, list) and len(data) == self.n_docs else None
+            keys = ("titles", "types", "pages", "target", "copy", "name")
+            if all(len(data[k]) == self.n_docs for k in keys):
+                return {k: data[k] for k in keys}
+        return None
+
+    def _table_from_entries(self) -> dict[str, list]:
+        from gmtool.rank.copies import entity_texts
+        from gmtool.rank.keyword import doc_table
+        from gmtool.rank.units import fold_targets
+
+        es = self.entries
+        sources: list[str] = []
+        texts: list[str] = []
+        targets: list[int] = []
+        for sid, m in self.metas.items():
+            sources.extend(sid for _ in range(m.entry_count))
+            off = self.offsets[sid]
+            mine = es[off : off + m.entry_count]
+            texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
+            targets.extend(off + t for t in fold_targets(mine))
+        return doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
+                         [e.page for e in es], sources, texts, targets, [e.body for e in es])
 
     def copy_members(self) -> dict[int, list[int]]:
         """Copy group -> its documents (library order), built once per snapshot for folding rows."""
@@ -256,7 +282,7 @@ class Library:
             parent = entries[parent].parent
         return list(reversed(path))
 
-    def _hits_path(self, sid: str, hits: store.HitsFile, i: int) -> list[str] | None:
+    def _hits_path(self, sid: str, hits: HitsFile, i: int) -> list[str] | None:
         path: list[str] = []
         parent = hits.parents[i]
         while parent is not None and len(path) < 12:

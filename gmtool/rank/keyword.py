@@ -8,16 +8,15 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gmtool.rank.copies import entity_texts
-from gmtool.rank.units import fold_targets
-from gmtool.storage import layout, store
+from gmtool.storage import layout
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
     from gmtool.rank.bm25 import BM25Index, Tokenized
     from gmtool.rank.fuzzy import TitleMatcher
+    from gmtool.storage import store
 
-KEYWORD_VERSION = 5  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json)
+KEYWORD_VERSION = 6  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own)
 TITLE_WEIGHT = 3.0
 
 
@@ -93,6 +92,8 @@ def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tok
         arrays[f"{f}_cols"] = t.cols
         arrays[f"{f}_lengths"] = t.lengths
     np.savez(buf, **arrays)  # type: ignore[arg-type]
+    from gmtool.storage import store
+
     store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue())
 
 
@@ -116,7 +117,10 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     if manifest.state.keyword == digest and bm25_path.exists():
         return
     from gmtool.rank.bm25 import BM25Index
+    from gmtool.rank.copies import entity_texts
     from gmtool.rank.fuzzy import TitleMatcher
+    from gmtool.rank.units import fold_targets
+    from gmtool.storage import store
 
     titles: list[str] = []
     types: list[str | None] = []
@@ -150,10 +154,15 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     bm25.save(bm25_path)
     fuzzy.save(fuzzy_path)
     docs = layout.keyword_docs_file(index_dir, digest)
-    store.atomic_write(docs, store.dumps(doc_table(titles, types, fields, pages, sources, texts, targets, bodies)))
+    fields_file = layout.keyword_fields_file(index_dir, digest)
+    table = doc_table(titles, types, fields, pages, sources, texts, targets, bodies)
+    # The typed fields are half the bytes and are read only by --where and `ask`: a plain search
+    # parses the rest alone.
+    store.atomic_write(fields_file, store.dumps(table.pop("fields")))
+    store.atomic_write(docs, store.dumps(table))
     manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
-    _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs)})
+    _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs, fields_file)})
 
 
 def _prune(index_dir: Path, folder: Path, keep: set[str]) -> None:

@@ -7,7 +7,8 @@
       index/SID.index.json   entries of one source; SID.pages.json its page texts;
                              SID.prev.*.json the version the manifest names while replaced;
                              SID.hits.jsonl the entries again, each readable alone (storage.hits)
-      keyword/DIGEST.*       library-wide BM25 and title matrices (rank.keyword)
+      keyword/DIGEST.*       library-wide BM25 and title matrices, per-document lists and typed
+                             fields (rank.keyword)
       tokens/SID.KEY.vN.npz  per-source token cache (rank.keyword)
       vectors/SID.*          sentence vectors (storage.vectors)
       logs/KIND-STAMP.log    one log per run
@@ -41,7 +42,7 @@ _MARKER_TEXT = b"This folder is a gmtool index. gmtool writes and deletes only i
 _OWNED: dict[str, re.Pattern[str]] = {
     "": re.compile(rf"^({re.escape(MANIFEST)}|{re.escape(LOCKFILE)}|{re.escape(MARKER)})$"),
     SOURCES_DIR: re.compile(r"^[a-z0-9][a-z0-9-]*\.((prev\.)?(index|pages)\.json|hits\.jsonl)$", re.IGNORECASE),
-    KEYWORD_DIR: re.compile(r"^[0-9a-f]{16}\.(bm25|fuzzy|docs\.json)$"),
+    KEYWORD_DIR: re.compile(r"^[0-9a-f]{16}\.(bm25|fuzzy|docs\.json|fields\.json)$"),
     TOKENS_DIR: re.compile(r"^[^/.]+\.[0-9a-f]{16}\.v\d+\.npz$"),
     VECTORS_DIR: re.compile(r"^[^/.]+\.(npy|keys\.json|units\.json)$"),
     LOGS_DIR: re.compile(r"^[a-z]+-\d{8}T\d{6}\d*Z\.log$"),
@@ -88,6 +89,11 @@ def keyword_files(index_dir: Path, digest: str) -> list[Path]:
 
 def keyword_docs_file(index_dir: Path, digest: str) -> Path:
     return keyword_dir(index_dir) / f"{digest}.docs.json"
+
+
+def keyword_fields_file(index_dir: Path, digest: str) -> Path:
+    """Every document's typed fields, apart from the docs list: only filters and `ask` read them."""
+    return keyword_dir(index_dir) / f"{digest}.fields.json"
 
 
 def tokens_dir(index_dir: Path) -> Path:
