@@ -8,6 +8,7 @@ between makes the check fail, and the snapshot is simply read again.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,6 +75,7 @@ class Library:
         self.records = _Records(self)
         self._entries: list[Entry] | None = None
         self._keyword: tuple[BM25Index, TitleMatcher] | None = None
+        self._mapped: list[tuple[Path, os.stat_result]] = []  # the mapped keyword files, as loaded
         self._docs: dict[str, list] | None = None
         self._source_idx: np.ndarray | None = None
         self.cache: dict[str, object] = {}  # derived arrays that rankers build once per snapshot
@@ -160,7 +162,14 @@ class Library:
         return digest if self.manifest.state.keyword == digest else None
 
     def keyword(self) -> tuple[BM25Index, TitleMatcher]:
-        """The persisted keyword index when it matches this snapshot, else one built in memory."""
+        """The persisted keyword index when it matches this snapshot, else one built in memory.
+
+        The saved matrices are memory-mapped. Writers never change them in place (a new index
+        gets new names), but something else might truncate one, and reading a mapped page past
+        the end kills the process (SIGBUS): each use first checks the files are whole, and a
+        shrunken one is read again (then found damaged)."""
+        if self._keyword is not None and not self._mapped_whole():
+            self._keyword = None
         if self._keyword is None:
             digest = self._persisted()
             loaded = None
@@ -170,8 +179,9 @@ class Library:
                     from gmtool.rank.fuzzy import TitleMatcher
 
                     bm25_path, fuzzy_path = layout.keyword_files(self.index_dir, digest)
-                    bm25 = BM25Index.load(bm25_path)
-                    fuzzy = TitleMatcher.load(fuzzy_path)
+                    self._mapped = [(p, os.stat(p)) for p in (bm25_path, fuzzy_path)]
+                    bm25 = BM25Index.load(bm25_path, mapped=True)
+                    fuzzy = TitleMatcher.load(fuzzy_path, mapped=True)
                     if bm25.n_docs == self.n_docs:
                         loaded = (bm25, fuzzy)
             if loaded is None and self.n_docs:
@@ -185,6 +195,17 @@ class Library:
                 loaded = _build_keyword(self.entries)
             self._keyword = loaded
         return self._keyword
+
+    def _mapped_whole(self) -> bool:
+        for path, was in self._mapped:
+            try:
+                now = os.stat(path)
+            except OSError:
+                continue  # replaced or removed: the mapping keeps the version it was made of
+            if (now.st_ino, now.st_dev) == (was.st_ino, was.st_dev) and now.st_size < was.st_size:
+                self._mapped = []
+                return False
+        return True
 
     def titles_and_types(self) -> tuple[list[str], list[str | None]]:
         """Every document's title and content type, from the small file beside the keyword index
@@ -224,8 +245,9 @@ class Library:
             if what == "fields":
                 return data if isinstance(data, list) and len(data) == self.n_docs else None
             keys = ("titles", "types", "pages", "target", "copy", "name")
-            if all(len(data[k]) == self.n_docs for k in keys):
-                return {k: data[k] for k in keys}
+            members = data["members"]
+            if all(len(data[k]) == self.n_docs for k in keys) and len(members) == max(data["copy"], default=-1) + 1:
+                return {**{k: data[k] for k in keys}, "members": members}
         return None
 
     def _table_from_entries(self) -> dict[str, list]:
@@ -246,14 +268,9 @@ class Library:
         return doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
                          [e.page for e in es], sources, texts, targets, [e.body for e in es])
 
-    def copy_members(self) -> dict[int, list[int]]:
-        """Copy group -> its documents (library order), built once per snapshot for folding rows."""
-        members = self.cache.get("copy_members")
-        if members is None:
-            from gmtool.query.rows import copy_members
-
-            members = self.cache["copy_members"] = copy_members(self.doc_table()["copy"])
-        return members  # type: ignore[return-value]
+    def copy_members(self) -> list[list[int]]:
+        """Copy group -> its documents (library order), for folding rows (see rank.keyword.doc_table)."""
+        return self.doc_table()["members"]
 
     def source_index(self) -> np.ndarray:
         """Per global doc, the position of its source in `sorted(self.metas)`."""

@@ -26,15 +26,15 @@ def fold_rows(
     name: Sequence[int],
     limit: int,
     all_copies: bool = False,
-    groups: Mapping[int, list[int]] | None = None,
+    groups: Mapping[int, list[int]] | Sequence[list[int]] | None = None,
 ) -> list[Row]:
     """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`.
     `groups` (copy group -> its documents, library order; see copy_members) saves a pass over
-    every document when the caller keeps it."""
-    if groups is None:
-        wanted = {copy[g] for g in order if copy[g] >= 0}
-        groups = copy_members(copy, wanted) if wanted else {}
+    every document when the caller keeps them."""
     members = groups
+    if members is None:
+        wanted = {copy[g] for g in order if copy[g] >= 0}
+        members = copy_members(copy, wanted) if wanted else {}
     first_of_copy: dict[int, int] = {}
     first_of_name: dict[int, tuple[int, int]] = {}  # name group -> (copy group or -gid-1, first row's gid)
     rows: list[Row] = []

@@ -15,6 +15,8 @@ Querying and loading need numpy only: the matrix is kept as its three raw CSC ar
 
 from __future__ import annotations
 
+import os
+import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -100,13 +102,24 @@ def save_arrays(path: Path, arrays: Mapping[str, np.ndarray], meta: dict[str, An
     atomic_write_with(Path(path), lambda f: np.savez(f, **payload))  # type: ignore[arg-type]
 
 
-def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Read what `save_arrays` wrote; IndexError_ INDEX_MISSING / INDEX_CORRUPT otherwise."""
+def load_arrays(
+    path: Path, fmt: str, version: int, mapped: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Read what `save_arrays` wrote; IndexError_ INDEX_MISSING / INDEX_CORRUPT otherwise.
+
+    `mapped` (the read side) maps the arrays in place instead of reading and checksumming every
+    byte: a query touches only its own columns, so a process that answers one query reads a few
+    pages of a large library's matrix instead of all of it. The structural checks of
+    `load_matrix` still run; `verify` reads without `mapped`, so it also checks the zip's CRCs.
+    """
     path = Path(path)
     hint = "run `gmtool scan` to rebuild the index"
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        if mapped:
+            arrays = _mapped_arrays(path)
+        else:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
         meta = orjson.loads(arrays.pop("__meta__").tobytes())
     except FileNotFoundError:
         raise IndexError_("INDEX_MISSING", f"index file {path} is missing", hint) from None
@@ -121,6 +134,45 @@ def load_arrays(path: Path, fmt: str, version: int) -> tuple[dict[str, np.ndarra
             hint,
         )
     return arrays, meta
+
+
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # zip local file header: signature, ..., name and extra lengths
+
+
+def _mapped_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of an uncompressed .npz (what np.savez writes) as read-only views of one
+    memory map of the file. zipfile finds each member and numpy's own .npy header readers parse
+    it. On Windows the file is read whole instead: a mapping there would block the writer's
+    atomic rename (see storage.hits)."""
+    import mmap
+    import zipfile
+
+    fmt = np.lib.format
+    with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
+        buf: mmap.mmap | bytes
+        if os.name == "nt":
+            buf = fh.read()
+        else:
+            buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        out: dict[str, np.ndarray] = {}
+        for info in zf.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+                raise ValueError(f"{info.filename} is not a stored .npy member")
+            sig, name_len, extra_len = _LOCAL_HEADER.unpack_from(buf, info.header_offset)
+            if sig != b"PK\x03\x04":
+                raise ValueError(f"bad zip header for {info.filename}")
+            start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+            fh.seek(start)
+            major, _minor = fmt.read_magic(fh)
+            read_header = fmt.read_array_header_1_0 if major == 1 else fmt.read_array_header_2_0
+            shape, _fortran, dtype = read_header(fh)
+            if dtype.hasobject or len(shape) != 1:
+                raise ValueError(f"{info.filename} is not a flat numeric array")
+            offset = fh.tell()
+            if offset + shape[0] * dtype.itemsize > start + info.file_size:
+                raise ValueError(f"{info.filename} is shorter than its header says")
+            out[info.filename[: -len(".npy")]] = np.frombuffer(buf, dtype=dtype, count=shape[0], offset=offset)
+    return out
 
 
 class Csc(NamedTuple):
@@ -162,10 +214,10 @@ class Csc(NamedTuple):
 
 
 def load_matrix(
-    path: Path, fmt: str, version: int, terms_key: str
+    path: Path, fmt: str, version: int, terms_key: str, mapped: bool = False
 ) -> tuple[Csc, list[str], dict[str, np.ndarray], dict[str, Any]]:
     """A saved term matrix and its column names; any inconsistency is INDEX_CORRUPT."""
-    arrays, meta = load_arrays(path, fmt, version)
+    arrays, meta = load_arrays(path, fmt, version, mapped)
     try:
         shape = (int(meta["shape"][0]), int(meta["shape"][1]))
         terms = list(meta.pop(terms_key))
@@ -371,8 +423,9 @@ class BM25Index:
         save_arrays(path, m.arrays(), meta)
 
     @classmethod
-    def load(cls, path: Path) -> BM25Index:
-        matrix, terms, _arrays, meta = load_matrix(path, FORMAT, FORMAT_VERSION, "terms")
+    def load(cls, path: Path, mapped: bool = False) -> BM25Index:
+        """`mapped`: see load_arrays (the read side maps, verify reads every byte)."""
+        matrix, terms, _arrays, meta = load_matrix(path, FORMAT, FORMAT_VERSION, "terms", mapped)
         vocab = dict(zip(terms, range(len(terms)), strict=False))
         keep: dict[str, Any] = {k: meta[k] for k in ("fields", "weights") if k in meta}
         return cls(matrix, vocab, keep)

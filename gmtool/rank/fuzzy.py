@@ -124,8 +124,8 @@ class TitleMatcher:
         save_arrays(path, {**m.arrays(), "idf": self.idf}, meta)
 
     @classmethod
-    def load(cls, path: Path) -> TitleMatcher:
-        matrix, terms, arrays, _meta = load_matrix(path, FORMAT, FORMAT_VERSION, "grams")
+    def load(cls, path: Path, mapped: bool = False) -> TitleMatcher:
+        matrix, terms, arrays, _meta = load_matrix(path, FORMAT, FORMAT_VERSION, "grams", mapped)
         idf = arrays.get("idf")
         if idf is None or idf.shape != (len(terms),):
             raise IndexError_("INDEX_CORRUPT", f"index file {path} is inconsistent (idf)", "run `gmtool scan` to rebuild it")

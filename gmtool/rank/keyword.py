@@ -38,12 +38,18 @@ def doc_table(
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
     fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
-    and its copy and namesake groups (see rank.copies; `texts` are entity texts)."""
+    and its copy and namesake groups (see rank.copies; `texts` are entity texts). `members`
+    lists each copy group's documents (library order), so folding a result's copies reads
+    them instead of walking every document."""
     from gmtool.rank.copies import copy_groups
 
     copy, name = copy_groups(titles, types, sources, texts, fields, bodies)
+    members: list[list[int]] = [[] for _ in range(max(copy, default=-1) + 1)]
+    for gid, c in enumerate(copy):
+        if c >= 0:
+            members[c].append(gid)
     return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets, "copy": copy,
-            "name": name}
+            "name": name, "members": members}
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
