@@ -200,13 +200,15 @@ def keyword_scores(
             weights[t] = w * RANKING.correction_share
     for t, w in (extra or {}).items():
         weights[t] = max(weights.get(t, 0.0), w)
-    raw = bm25.scores(weights) if weights else np.zeros(lib.n_docs, dtype=np.float32)
-    top = float(raw.max()) if raw.size else 0.0
-    score = raw / top if top > 0 else raw.astype(np.float32)
+    # In place: on a large library every fresh array of n_docs floats costs page faults.
+    score = bm25.scores(weights) if weights else np.zeros(lib.n_docs, dtype=np.float64)
+    top = float(score.max()) if score.size else 0.0
+    if top > 0:
+        np.divide(score, top, out=score)
     fz = fuzzy.scores(query)
-    score = score + fuzzy_weight * fz
-    nq = normalize(query)
     cand = np.flatnonzero(fz > RANKING.exact_min_similarity)
+    score += np.multiply(fz, fuzzy_weight, out=fz)
+    nq = normalize(query)
     titles = lib.titles_and_types()[0] if len(cand) else []
     for i in cand:  # exact (normalised) title matches first: what a GM typing a name expects
         title = normalize(titles[i])
