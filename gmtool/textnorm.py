@@ -34,6 +34,16 @@ _TRANSLATE.update({ord(c): "-" for c in _DASHES})
 _TRANSLATE.update({ord(c): "'" for c in _QUOTES})
 _TRANSLATE.update({ord(c): '"' for c in "\u201c\u201d\u201e\u201f\u00ab\u00bb\uff02"})
 
+# The same mapping as one regex: on long non-ASCII text (a PDF section with a few curly quotes)
+# replacing the few matches is several times faster than `str.translate`, which looks up every
+# character in the dict; the result is the same.
+_SPECIAL = re.compile("[" + "".join(re.escape(chr(c)) for c in _TRANSLATE) + "]")
+
+
+def _special(m: re.Match[str]) -> str:
+    return _TRANSLATE[ord(m[0])] or ""
+
+
 # Combining marks left behind by NFKD (the common blocks; Python's re has no \p{Mn}).
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
 _DASH_RUN = re.compile(r"-{2,}")
@@ -48,7 +58,7 @@ def normalize(s: str) -> str:
     if not s.isascii():
         s = unicodedata.normalize("NFKD", s)
         s = _COMBINING.sub("", s)
-        s = s.translate(_TRANSLATE)
+        s = _SPECIAL.sub(_special, s)
     s = s.casefold()
     if "--" in s:
         s = _DASH_RUN.sub("-", s)
