@@ -452,9 +452,9 @@ def top_k(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndar
         return np.empty(0, dtype=np.intp)
     s = scores[cand]
     if cand.size > k:
-        part = np.argpartition(-s, k - 1)[:k]
-        # keep every candidate tied with the k-th score so tie-breaking by index is stable
-        kth = s[part].min()
+        # the k-th best score (a value partition: cheaper than partitioning indices); every
+        # candidate tied with it is kept, so tie-breaking by index is stable
+        kth = np.partition(s, s.size - k)[s.size - k]
         part = np.flatnonzero(s >= kth)
         cand, s = cand[part], s[part]
     order = np.lexsort((cand, -s))[:k]
