@@ -3,30 +3,37 @@
 Forking a process that has threads copies its locks in whatever state those threads left them:
 a worker forked while another thread held the import lock, a stream lock or a library mutex
 waits on it forever, and the scan hangs (seen under pytest-xdist, whose workers run an I/O
-thread; a progress bar's refresh thread or the embedder's thread pool can do the same). Workers
-are therefore started by a fork server, a single-threaded process started once per scan that
-has already imported the extraction code, so starting a worker stays cheap. Where there is no
-fork server (Windows), the platform's default (spawn) is used. Python 3.14 makes the same choice.
+thread; a progress bar's refresh thread or an ONNX thread pool can do the same). A process with
+one thread is forked, which is the cheapest start; otherwise workers come from a fork server, a
+single-threaded process started for the pool. Where there is no fork server (Windows, and macOS
+by default) the platform's default start method (spawn) is kept.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-# Imported once in the fork server, so that every worker starts with them loaded.
-_PRELOAD = ["gmtool.index.workers", "gmtool.index.extract", "gmtool.index.extract.pdf_layout",
-            "gmtool.index.classify", "gmtool.index.fields", "gmtool.rank.keyword"]
+
+def _thread_count() -> int:
+    """Native threads too (an ONNX or pdfium pool), where the OS lists them."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
 
 
 def _context() -> Any:
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        return ctx
-    return multiprocessing.get_context()
+    default = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_context().get_start_method()
+    if default != "fork":
+        return multiprocessing.get_context(default)
+    if _thread_count() > 1 and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("fork")
 
 
 def process_pool(workers: int, initializer: Callable[..., object] | None = None,
