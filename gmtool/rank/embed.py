@@ -96,6 +96,12 @@ class Embedder:
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle pool threads sleep instead of spinning. One short text per run leaves threads idle
+        # between runs; spinning then burns the cores that the scan's other work (or another
+        # process) needs. Measured: 200 chunks take 4.5 s instead of 5.5 s alone, and 8.3 s
+        # instead of 24 s with two embedding processes on two cores.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
         return so
 
     def _cpu_session(self, ort: Any, model: Path | bytes) -> Any:
