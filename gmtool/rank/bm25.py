@@ -15,6 +15,7 @@ Querying and loading need numpy only: the matrix is kept as its three raw CSC ar
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from array import array
@@ -371,9 +372,10 @@ class BM25Index:
     def has_token(self, token: str) -> bool:
         return token in self.vocab
 
-    @property
+    @functools.cached_property
     def df(self) -> np.ndarray:
-        """Documents per vocabulary column (any field), handy to rank spelling corrections."""
+        """Documents per vocabulary column (any field), handy to rank spelling corrections;
+        computed once (every query passes it along)."""
         return np.diff(self.matrix.indptr)
 
     def query_weights(
