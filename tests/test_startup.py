@@ -188,3 +188,28 @@ def test_saved_copy_groups_fold_as_the_walk_over_every_document_does(sample_scan
     for all_copies in (False, True):
         walked = fold_rows(order, scores, copy, name, 50, all_copies)
         assert fold_rows(order, scores, copy, name, 50, all_copies, lib.copy_members()) == walked
+
+
+def test_snippet_term_search_on_the_start_agrees_with_the_whole_text() -> None:
+    """`_first_term` tries the normalised start of a long body first; it must find exactly what
+    normalising the whole body finds, whatever characters sit around the cut."""
+    import random
+
+    from gmtool.query.search import SNIPPET_SCAN_CHARS, _first_term
+    from gmtool.textnorm import normalize
+
+    rnd = random.Random(13)
+    alphabet = ["a", "b", "fire", "ball", "`", "é", "\u2014", "-", "--", "\u00ad", "Σ", "ﬁ", "’", "e\u0301", "X"]
+    checked = 0
+    for _ in range(400):
+        head = alphabet[:5] if rnd.random() < 0.5 else alphabet  # an ASCII start before non-ASCII text, or not
+        words = ["".join(rnd.choice(head) for _ in range(rnd.randint(1, 4))) for _ in range(rnd.randint(20, 300))]
+        words += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 4))) for _ in range(rnd.randint(0, 200))]
+        text = " ".join(" ".join(words).split())
+        low = normalize(text)
+        pieces = low.split()
+        terms = [p[: rnd.randint(3, 6)] for p in rnd.sample(pieces, min(3, len(pieces))) if len(p) > 2] or ["zzz"]
+        hits = [h for h in (low.find(t) for t in terms) if h >= 0]
+        assert _first_term(text, terms) == (min(hits) if hits else -1), (terms, text[:80])
+        checked += len(text) > SNIPPET_SCAN_CHARS
+    assert checked > 100  # most texts were long enough to try the start first

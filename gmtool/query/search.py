@@ -123,20 +123,41 @@ def snippet(body: str, terms: set[str], width: int = SNIPPET_CHARS) -> str:
     if len(text) <= width:
         return text
     start = 0
-    if terms:
-        from gmtool.textnorm import normalize
-
-        low = normalize(text)
-        hits = [low.find(t) for t in terms if len(t) > 2]
-        hits = [h for h in hits if h >= 0]
-        if hits:
-            start = max(0, min(hits) - 40)
-            while start > 0 and text[start - 1].isalnum():
-                start -= 1
+    first = _first_term(text, [t for t in terms if len(t) > 2])
+    if first >= 0:
+        start = max(0, first - 40)
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
     cut = text[start : start + width]
     if start + width < len(text):
         cut = cut.rsplit(" ", 1)[0] + " …"
     return ("… " if start else "") + cut
+
+
+SNIPPET_SCAN_CHARS = 4 * SNIPPET_CHARS  # the body's start, where a section's own term nearly always is
+
+
+def _first_term(text: str, terms: list[str]) -> int:
+    """Where the first of `terms` starts in normalize(text), or -1; `text` has single spaces.
+
+    A long stat block costs most of a search to normalise whole, so its start is tried first:
+    cut at a space, the normalised start is the start of the normalised whole (normalize folds
+    characters one by one and spaces into one, and a space ends any run it folds). That holds
+    when both take the same branch of normalize (ASCII or not); a term found there well before
+    the cut is then the first one, as no later or straddling occurrence can start earlier."""
+    if not terms:
+        return -1
+    from gmtool.textnorm import normalize
+
+    cut = text.find(" ", SNIPPET_SCAN_CHARS)
+    if cut > 0 and (text.isascii() or not text[:cut].isascii()):
+        low = normalize(text[:cut])
+        hits = [h for h in (low.find(t) for t in terms) if h >= 0]
+        if hits and min(hits) + max(map(len, terms)) <= len(low):
+            return min(hits)
+    low = normalize(text)
+    hits = [h for h in (low.find(t) for t in terms) if h >= 0]
+    return min(hits) if hits else -1
 
 
 def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
