@@ -232,13 +232,15 @@ def keyword_scores(
     nq = normalize(query)
     titles = lib.titles_and_types()[0] if len(cand) else []
     exact: dict[str, bool] = {}  # per distinct title: the copies of an entry in many books share theirs
-    for i in cand:  # exact (normalised) title matches first: what a GM typing a name expects
+    named: list[int] = []
+    for i in cand.tolist():  # exact (normalised) title matches first: what a GM typing a name expects
         same = exact.get(titles[i])
         if same is None:
             title = normalize(titles[i])
             same = exact[titles[i]] = title == nq or _plural_equal(title, nq)
         if same:
-            score[i] += RANKING.exact_bonus
+            named.append(i)
+    score[named] += RANKING.exact_bonus
     return score
 
 
