@@ -991,3 +991,33 @@ def make_headingless_pdf(path, paragraphs: Sequence[str], title: str | None = No
         pdf.multi_cell(0, 5, par)
         pdf.ln(2)
     return _out(pdf, path)
+
+
+def make_variant_pdf(path) -> Path:
+    """A "Monsters" chapter: a stat block, then a "Variant:" box naming it, whose run-in
+    variants (bold name, first line indented) state no stats of their own."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Monsters", 0)
+    for name, line, ac, hp, cr in (
+        ("Marsh Hound", "Medium beast, unaligned", 13, "11 (2d8 + 2)", "1/4 (50 XP)"),
+        ("Swarm of Moths", "Medium swarm of Tiny beasts, unaligned", 12, "22 (5d8)", "1/2 (100 XP)"),
+    ):
+        _heading(pdf, name, 1)
+        _paragraphs(pdf, [line, f"Armor Class {ac}", f"Hit Points {hp}", "Speed 30 ft.", f"Challenge {cr}",
+                          f"Keen Smell. The {name.lower()} has advantage on checks that rely on smell."])
+    _heading(pdf, "Variant: Moth Swarms", 2)
+    _paragraphs(pdf, ["Moths gather in swarms of many kinds, each with the traits below."])
+    for name, text in (("Swarm of Glowmoths", "A swarm of glowmoths sheds dim light in a 10-foot radius and "
+                        "can be seen from far away on a moonless night by any creature."),
+                       ("Swarm of Ashmoths", "A creature reduced to 0 hit points by a swarm of ashmoths "
+                        "coughs for an hour and cannot speak above a whisper."),
+                       ("Swarm of Silkmoths", "A swarm of silkmoths leaves threads on everything it "
+                        "crosses, and creatures in its space have their speed halved.")):
+        pdf.set_x(pdf.l_margin + 4)
+        pdf.set_font("helvetica", "B", BODY_SIZE)
+        pdf.write(4.5, name + ". ")
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.write(4.5, text)
+        pdf.ln(6)
+    return _out(pdf, path)

@@ -23,11 +23,17 @@ _LEAD_SEP = re.compile(r"^(?P<name>.+?)\s*(?P<sep>[:.\u2013\u2014]|\s-)$")
 # repetitions on a page that make a pattern: plain text needs more evidence than a font change
 _MIN_TEXT = 3
 _MIN_STYLED = 2
+# a paragraph's first line may be indented by up to this many font sizes (in ems)
+_FIRST_INDENT = 2.5
 
 
-def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None) -> bool:
+def _starts_paragraph(
+    lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None, first_indent: bool = False
+) -> bool:
     """Line i opens a paragraph: a break in column, spacing, size or indent before it, the
-    line before it ends a sentence, or (given the columns' right edges) ends well short."""
+    line before it ends a sentence, or (given the columns' right edges) ends well short.
+    With first_indent, line i may sit left of an indented first line (a paragraph's
+    first-line indent is no break)."""
     j = i - 1
     while j >= 0 and j in skip:
         j -= 1
@@ -41,7 +47,7 @@ def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int
         or ln.base - prev.base > 1.4 * max(ln.size, prev.size)
         or ln.base < prev.base
         or abs(prev.size - ln.size) > 0.3
-        or abs(prev.x0 - ln.x0) > 0.7 * ln.size
+        or abs(prev.x0 - ln.x0) > (_FIRST_INDENT if first_indent and prev.x0 > ln.x0 else 0.7) * ln.size
     )
 
 
@@ -92,7 +98,7 @@ def _paragraph(lines: list[Line], i: int, starts: set[int], skip: set[int]) -> l
         if j in skip:
             j += 1
             continue
-        if j in starts or _starts_paragraph(lines, j, skip):
+        if j in starts or _starts_paragraph(lines, j, skip, first_indent=len(out) == 1):
             break
         out.append(j)
         j += 1
