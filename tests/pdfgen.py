@@ -1021,3 +1021,25 @@ def make_variant_pdf(path) -> Path:
         pdf.write(4.5, text)
         pdf.ln(6)
     return _out(pdf, path)
+
+
+def make_price_list_pdf(path) -> Path:
+    """A price list of one-line entries, each above its paragraph: three share a first tag
+    ("Ration") printed after the name, one is named "X of the Y", and one line is a phrase
+    with a price ("A night at the harbour inn"), not a name."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Provisions", 1)
+    for line, text in (
+        ("Trail Bread Ration, 5 uses, 3 coins, 1 weight", "Dry and hard, but it keeps for a month."),
+        ("Salt Pork Ration, 4 uses, 2 coins, 1 weight", "Salty enough to make anyone thirsty."),
+        ("Honey Cake Ration, 1 use, 6 coins, 0 weight", "A treat for the road, gone in a bite."),
+        ("Lamp of the Old Road 2 coins, 1 weight", "Burns for a night on a flask of oil."),
+        ("A night at the harbour inn 5 coins", "Clean straw, a dry roof and a bowl of stew."),
+    ):
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.multi_cell(0, 4.5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(1.5)
+        pdf.multi_cell(0, 4.5, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(3)
+    return _out(pdf, path)

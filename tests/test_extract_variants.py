@@ -35,3 +35,24 @@ def test_variant_takes_its_base_fields(entries):
 def test_a_base_keeps_its_own_fields(entries):
     assert entries["Marsh Hound"].fields["challenge"] == 0.25
     assert entries["Swarm of Moths"].fields["challenge"] == 0.5
+
+
+@pytest.fixture(scope="module")
+def price_list(tmp_path_factory):
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import make_price_list_pdf
+
+    doc = extract_pdf(make_price_list_pdf(tmp_path_factory.mktemp("prices") / "prices.pdf"))
+    return {e.title: e for e in doc.entries}
+
+
+def test_a_word_that_ends_several_names_before_a_comma_is_a_tag(price_list):
+    for name in ("Trail Bread", "Salt Pork", "Honey Cake"):
+        assert price_list[name].tags[0] == "Ration", name
+    assert not any(t.endswith(" Ration") for t in price_list)
+
+
+def test_of_the_names_stay_whole_and_phrases_are_no_entries(price_list):
+    assert "Lamp of the Old Road" in price_list
+    assert not any(t in ("A", "Lamp") for t in price_list)
+    assert "A night at the harbour inn" in price_list["Provisions"].body

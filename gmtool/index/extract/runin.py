@@ -9,10 +9,12 @@ the name in a font of its own before the separator (two or more).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from gmtool.index.extract.inline import Inline, Pos, namelike
 from gmtool.index.extract.pdf_layout import Line
 from gmtool.index.extract.titles import split_abbrev
+from gmtool.textnorm import STOPWORDS
 
 # name, separator, text: "Name : text", "Name: text", "Name – text", "Name — text", "Name - text"
 _TEXT_SEP = re.compile(
@@ -133,7 +135,28 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
     return found
 
 
+_DIGIT = re.compile(r"\d")
+# lower-case words after a line's first word that, with a function word among them, make it a
+# phrase ("An evening of song and dance"), not a name and its tags
+_PHRASE_WORDS = 3
+
+
+def _phrase(text: str) -> bool:
+    words = text.lower().split()
+    return len(words) >= _PHRASE_WORDS and any(w in STOPWORDS for w in words)
+
+
 _CUT = re.compile(r"\s(?=[\d+(\u2013-])")
+
+
+def _capital_ahead(words: list[str]) -> bool:
+    """A capitalised word within the next two, before any number: "Axe of the Conqueror"."""
+    for w in words:
+        if w[:1].isupper():
+            return True
+        if not w[:1].isalpha():
+            return False
+    return False
 
 
 def _name_of(text: str) -> tuple[str, list[str]]:
@@ -145,8 +168,8 @@ def _name_of(text: str) -> tuple[str, list[str]]:
     for k, w in enumerate(words):
         if k == 0:
             continue
-        nxt = words[k + 1] if k + 1 < len(words) else ""
-        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not nxt[:1].isupper()):
+        ahead = words[k + 1 : k + 3]
+        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not _capital_ahead(ahead)):
             cut = k
             break
     name = " ".join(words[:cut]).rstrip(",;")
@@ -189,6 +212,7 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)
+        named: list[tuple[int, str, list[str]]] = []
         for idxs in _indent_groups(lines, cands, lambda i: ""):
             if len(idxs) < _MIN_TEXT:
                 continue
@@ -199,9 +223,32 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                     name, tags = t[:cut].strip(), t[cut:].split()
                 else:
                     name, tags = _name_of(t)
-                if not name or not namelike(name):
-                    continue
-                para = _paragraph(lines, i + 1, set(), skip)
-                body = " ".join(lines[j].text for j in para)
-                found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
+                    if tags and _phrase(_DIGIT.split(tags[0], 1)[0]):
+                        continue  # "An evening of song and dance 18 coins": a phrase, no name first
+                named.append((i, name, tags))
+        for i, name, tags in _shared_first_tags(named, lines):
+            if not name or not namelike(name):
+                continue
+            para = _paragraph(lines, i + 1, set(), skip)
+            body = " ".join(lines[j].text for j in para)
+            found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
     return found
+
+
+def _shared_first_tags(named: list[tuple[int, str, list[str]]], lines: list[Line]) -> list[tuple[int, str, list[str]]]:
+    """A capitalised word that ends several names on a page and is followed by a comma in
+    each is their first tag ("Elven Bread Ration, 7 uses", "Bloodweed Dangerous, touch"),
+    not a part of each name."""
+    def last(i: int, name: str) -> str | None:
+        words = name.split()
+        rest = lines[i].text[len(name):]
+        return words[-1] if len(words) > 1 and words[-1][:1].isupper() and rest.startswith(",") else None
+
+    counts = Counter(w for i, name, _ in named if (w := last(i, name)))
+    out = []
+    for i, name, tags in named:
+        w = last(i, name)
+        if w and counts[w] >= _MIN_TEXT:
+            name, tags = name[: -len(w)].rstrip(), [w, *tags]
+        out.append((i, name, tags))
+    return out
