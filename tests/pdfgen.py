@@ -1043,3 +1043,31 @@ def make_price_list_pdf(path) -> Path:
         pdf.multi_cell(0, 4.5, text, new_x="LMARGIN", new_y="NEXT")
         pdf.ln(3)
     return _out(pdf, path)
+
+
+RULED_ROWS = (
+    ("WEAPON", "DAMAGE", "NOTES"),
+    ("Long Knife", "d6", "Quick to draw; can be thrown at a foe within reach of a short throw."),
+    ("Hooked Glaive of the River Wardens", "d10", "Two hands. Pulls a rider from the saddle on a hit."),
+    ("Sling", "d4", "Stones are free; a pouch holds twenty."),
+    ("War Flail", "d8", "Ignores a shield. Slow to recover after a miss, so the next attack is hindered."),
+    ("Throwing Axes of the Hill Clans", "d6", "A set of three, balanced for throwing."),
+    ("Spear", "d8", "Reach. Set against a charge to strike first."),
+)
+
+
+def make_ruled_table_pdf(path) -> Path:
+    """A "Weapons" section holding a ruled table (every cell boxed) whose names and notes wrap
+    inside their cells: rows only the ruling tells apart."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Weapons", 1)
+    _paragraphs(pdf, ["Every weapon below costs what the market asks; the table lists damage and notes."])
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    with pdf.table(col_widths=(45, 20, 115), text_align="LEFT", first_row_as_headings=False) as table:
+        for r in RULED_ROWS:
+            row = table.row()
+            for cell in r:
+                row.cell(cell)
+    _paragraphs(pdf, ["Weapons break on a roll of 1, as the rules for gear say."])
+    return _out(pdf, path)
