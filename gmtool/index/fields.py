@@ -32,14 +32,16 @@ _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 _EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)")
+_MARKUP = re.compile(r"[\[<*_]")
 _BULLET = re.compile(r"^(?:[-+•>]\s+)+")
 
 
 def _clean_line(line: str) -> str:
     line = _HYPHEN_RUN.sub("-", line).translate(_HYPHENS)
-    line = _MD_LINK.sub(r"\1", line)
-    line = _HTML_TAG.sub(" ", line)
-    line = _EMPHASIS.sub("", line)
+    if _MARKUP.search(line):  # most lines (all of a PDF's) carry no markup: three passes saved
+        line = _MD_LINK.sub(r"\1", line)
+        line = _HTML_TAG.sub(" ", line)
+        line = _EMPHASIS.sub("", line)
     line = _SPACES.sub(" ", line).strip()
     line = _BULLET.sub("", line)
     return line.replace(" ,", ",").replace(" :", ":").strip()
