@@ -35,7 +35,7 @@ TEST_JOBS ?= 2
 
 test: $(STAMP)
 	$(MAKE) --no-print-directory lint
-	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)
 	$(BIN)/python bench/search.py

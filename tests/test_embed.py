@@ -99,6 +99,25 @@ def test_rewritten_model_agrees_with_shipped(emb: Embedder, monkeypatch: pytest.
     assert (np.sum(batched * one_by_one, axis=1) > 0.999).all()  # ... and padding does not leak
 
 
+def test_optimised_graph_is_cached_and_gives_the_same_vectors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first CPU session saves onnxruntime's optimised graph; later ones load it unoptimised
+    (faster start-up) and must embed exactly as before. A damaged cache file is rebuilt."""
+    monkeypatch.setenv("GMTOOL_CACHE_DIR", str(tmp_path))
+    first = Embedder(device="cpu")
+    saved = sorted((tmp_path / "models").glob("*-ort*.onnx"))
+    assert saved, list((tmp_path / "models").iterdir())
+    stamps = {p: p.stat().st_mtime_ns for p in saved}
+    second = Embedder(device="cpu")
+    assert {p: p.stat().st_mtime_ns for p in saved} == stamps  # loaded, not written again
+    assert second.fingerprint == first.fingerprint
+    assert np.sum(first.embed(TEXTS) * second.embed(TEXTS), axis=1).min() > 0.9999
+    for p in saved:
+        p.write_bytes(b"not a model")
+    third = Embedder(device="cpu")
+    assert np.sum(first.embed(TEXTS) * third.embed(TEXTS), axis=1).min() > 0.9999
+    assert any(p.stat().st_size > 1000 for p in saved)  # the graph in use was optimised and saved again
+
+
 def test_cuda_request_without_gpu_falls_back(emb: Embedder) -> None:
     ok, _ = _cuda_usable()
     if ok:

@@ -265,3 +265,28 @@ def test_no_entries_warning_counts_and_names_every_empty_book(tmp_path: Path) ->
                            "c": replace(base, source_id="c", file="c.pdf", entry_count=0)}
     ix._warn_empty()
     assert ix.report.warnings == ["NO_ENTRIES: 2 book(s) gave no entries, so nothing in them can be found: c.pdf, sub/b.txt"]
+
+
+def test_a_threaded_process_scans_with_workers_started_by_a_fork_server(small_lib: Path) -> None:
+    """A worker forked while another thread holds a lock can wait on it forever; with a second
+    thread alive the pool's workers come from a fork server, and the scan gives the same index."""
+    import threading
+
+    from gmtool.index.pool import process_pool
+
+    with process_pool(1) as pool:
+        assert pool.submit(os.getpid).result() != os.getpid()
+    single = Engine(small_lib).scan(embed=False, workers=2)
+    titles = {e["title"] for e in json.loads(_run("toc", "plain.pdf", "--json", "--library", str(small_lib))[1])["entries"]}
+    stop = threading.Event()
+    holder = threading.Thread(target=stop.wait, daemon=True)
+    holder.start()
+    try:
+        with process_pool(2) as pool:
+            assert pool._mp_context.get_start_method() == "forkserver"  # type: ignore[attr-defined]
+        report = Engine(small_lib).scan(embed=False, workers=2, force=True)
+    finally:
+        stop.set()
+    assert not report.failed and report.indexed == single.indexed
+    again = {e["title"] for e in json.loads(_run("toc", "plain.pdf", "--json", "--library", str(small_lib))[1])["entries"]}
+    assert again == titles and titles

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from gmtool.errors import GmtoolError
+from gmtool.storage.lock import pid_alive
 from gmtool.types import Document, Failure
 
 if TYPE_CHECKING:
@@ -31,19 +32,22 @@ _PR_SET_PDEATHSIG = 1
 _PARENT_WATCH_S = 1.0
 
 
-def _die_with_parent(parent: int) -> None:
-    """Be killed when the parent dies: the kernel does it on Linux; elsewhere a thread watches."""
+def _die_with_parent(scan: int) -> None:
+    """Be killed when the scan process dies. A worker's parent is the scan process itself or the
+    fork server (gmtool.index.pool), which exits when the scan process does. The kernel kills the
+    worker when that parent dies (Linux PR_SET_PDEATHSIG); elsewhere a thread watches."""
+    parent = os.getppid()
     armed = False
     with contextlib.suppress(Exception):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    if os.getppid() != parent:  # the parent died before the signal was armed
+    if os.getppid() != parent or not pid_alive(scan):  # it died before the signal was armed
         os._exit(1)
     if not armed:
         def watch() -> None:
-            while os.getppid() == parent:
+            while os.getppid() == parent and pid_alive(scan):
                 time.sleep(_PARENT_WATCH_S)
             os._exit(1)
 
@@ -142,10 +146,9 @@ def iter_extracted(todo: list[Path], workers: int, inherited_fds: tuple[int, ...
         for p in todo:
             yield _extract_job(str(p), 1, debug)
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from gmtool.index.pool import process_pool
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init,
-                             initargs=(os.getpid(), _identify(inherited_fds))) as pool:
+    with process_pool(workers, worker_init, (os.getpid(), _identify(inherited_fds))) as pool:
         for item in _submit_all(pool, todo, workers, debug):
             yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 

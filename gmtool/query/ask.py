@@ -182,27 +182,37 @@ def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
     return dense
 
 
-def _embed_query(
-    get_embedder: Callable[[str], Embedder], query: str, device: str, timeout: float
-) -> tuple[Any, Any, str | None]:
-    """(embedder, vector, warning): the model load and the query embedding share one deadline."""
-    from gmtool.errors import GmtoolError
+class _QueryEmbedding:
+    """The model load and the question's embedding, started before the keyword side runs so the
+    two overlap (loading the model is most of a one-question `ask`); both share one deadline."""
 
-    def work() -> tuple[Any, Any]:
-        emb = get_embedder(device)
-        return emb, emb.embed_query(query)
+    def __init__(self, get_embedder: Callable[[str], Embedder], query: str, device: str, timeout: float) -> None:
+        import time
 
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-    fut = pool.submit(work)
-    try:
-        emb, vec = fut.result(timeout=timeout)
-        return emb, vec, None
-    except concurrent.futures.TimeoutError:
-        return None, None, f"EMBED_TIMEOUT: embedding took longer than {timeout:g} s; showing keyword results"
-    except GmtoolError as exc:
-        return None, None, f"{exc.code}: {exc.message}; showing keyword results ({exc.hint})"
-    finally:
-        pool.shutdown(wait=False)
+        def work() -> tuple[Any, Any]:
+            emb = get_embedder(device)
+            return emb, emb.embed_query(query)
+
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._fut = self._pool.submit(work)
+
+    def result(self) -> tuple[Any, Any, str | None]:
+        """(embedder, vector, warning)."""
+        import time
+
+        from gmtool.errors import GmtoolError
+
+        try:
+            emb, vec = self._fut.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            return emb, vec, None
+        except concurrent.futures.TimeoutError:
+            return None, None, f"EMBED_TIMEOUT: embedding took longer than {self.timeout:g} s; showing keyword results"
+        except GmtoolError as exc:
+            return None, None, f"{exc.code}: {exc.message}; showing keyword results ({exc.hint})"
+        finally:
+            self._pool.shutdown(wait=False)
 
 
 def ask(
@@ -232,9 +242,10 @@ def ask(
     q, warnings, mask, empty = prepare(lib, query, flt)
     if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
+    pending = _QueryEmbedding(get_embedder, q, device, timeout) if ranker == "hybrid" else None
     targets = _global_targets(lib)
     kw_ent, own, extra = _keyword_side(lib, q, mask, targets)
-    dense_ent = _dense_side(get_embedder, lib, q, device, timeout, warnings) if ranker == "hybrid" else None
+    dense_ent = _dense_side(pending, lib, warnings) if pending is not None else None
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
     allowed = is_target if mask is None else (is_target & mask)
@@ -267,14 +278,12 @@ def _keyword_side(
     return _fold_max(kw, targets, lib.n_docs), own, extra
 
 
-def _dense_side(
-    get_embedder: Callable[[str], Embedder], lib: Library, q: str, device: str, timeout: float, warnings: list[str]
-) -> np.ndarray | None:
+def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> np.ndarray | None:
     """Per entity, the best cosine similarity of its units to the question; None (with a
     warning) when there is no model or no vectors."""
     import numpy as np
 
-    emb, qvec, warn = _embed_query(get_embedder, q, device, timeout)
+    emb, qvec, warn = pending.result()
     if warn:
         warnings.append(warn)
     if emb is None:

@@ -12,6 +12,7 @@ Importing this module is cheap: onnxruntime, tokenizers, onnx and numpy are impo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -90,17 +91,45 @@ class Embedder:
         self._pad_id = next((i for t in ("[PAD]", "<pad>") if (i := tok.token_to_id(t)) is not None), 0)
         return tok
 
-    def _session_options(self, ort: Any, severity: int = 3) -> Any:
+    def _session_options(self, ort: Any, severity: int = 3,
+                         level: str = "ORT_ENABLE_ALL") -> Any:
         so = ort.SessionOptions()
         so.log_severity_level = severity
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+        # Idle pool threads sleep instead of spinning. One short text per run leaves threads idle
+        # between runs; spinning then burns the cores that the scan's other work (or another
+        # process) needs. Measured: 200 chunks take 4.5 s instead of 5.5 s alone, and 8.3 s
+        # instead of 24 s with two embedding processes on two cores.
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
         return so
 
-    def _cpu_session(self, ort: Any, model: Path | bytes) -> Any:
-        src = model if isinstance(model, bytes) else str(model)
-        return ort.InferenceSession(src, self._session_options(ort), providers=["CPUExecutionProvider"])
+    def _cpu_session(self, ort: Any, model: Path | bytes, variant: str = "") -> Any:
+        """A CPU session. A model file is optimised by onnxruntime once and the optimised graph
+        cached, so later processes skip graph optimisation: session start-up about halves
+        (146 -> 76 ms), most of what a one-question `ask` pays for the model."""
+        cpu = ["CPUExecutionProvider"]
+        if isinstance(model, bytes):
+            return ort.InferenceSession(model, self._session_options(ort), providers=cpu)
+        version = str(getattr(ort, "__version__", "0")).replace("+", "_")
+        cached = self.settings.cache_dir / "models" / f"{self.source_sha[:32]}{variant.replace('+', '-')}-ort{version}.onnx"
+        if cached.is_file():
+            with contextlib.suppress(Exception):  # a damaged cache file: optimise again below
+                return ort.InferenceSession(str(cached), self._session_options(ort, level="ORT_DISABLE_ALL"),
+                                            providers=cpu)
+        # Extended, not all, optimisations: the saved graph then holds no hardware-specific layout.
+        so = self._session_options(ort, level="ORT_ENABLE_EXTENDED")
+        tmp = cached.with_name(f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with contextlib.suppress(OSError):
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            so.optimized_model_filepath = str(tmp)
+        sess = ort.InferenceSession(str(model), so, providers=cpu)
+        with contextlib.suppress(OSError):
+            if tmp.is_file():
+                os.replace(tmp, cached)  # atomic: a concurrent process reads the old file or the whole new one
+        return sess
 
     def _open_session(self, device: str) -> tuple[Any, str, Path, str]:
         """(session, device in use, model file, fingerprint variant); CUDA when asked and usable."""
@@ -113,12 +142,12 @@ class Embedder:
                 self.warnings.append(f"GPU_NOT_AVAILABLE: {reason}; running on CPU")
         path, variant = self._cpu_model(ort)
         try:
-            sess = self._cpu_session(ort, path)
+            sess = self._cpu_session(ort, path, variant)
         except Exception:
             if path == self.source_path:
                 raise
             path, variant = self.source_path, ""
-            sess = self._cpu_session(ort, path)
+            sess = self._cpu_session(ort, path, variant)
         return sess, "cpu", path, variant
 
     def _cuda_session(self, ort: Any) -> tuple[Any, str]:

@@ -95,10 +95,10 @@ def _read_pages(path: Path, n: int, workers: int):
     ranges = page_ranges(n, workers)
     if len(ranges) == 1:
         return extract_page_range(str(path), 0, n)
-    from concurrent.futures import ProcessPoolExecutor
+    from gmtool.index.pool import process_pool
 
     pages = []
-    with ProcessPoolExecutor(max_workers=min(workers, len(ranges))) as pool:
+    with process_pool(min(workers, len(ranges))) as pool:
         futs = [pool.submit(extract_page_range, str(path), a, b) for a, b in ranges]
         for f in futs:
             pages.extend(f.result())
