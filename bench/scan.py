@@ -2,14 +2,17 @@
 """Scan speed on the corpus PDFs: full-scan pages/s with --workers 1 and 2, embeddings off and on,
 the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
 
-Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5]
-Prints figures; asserts nothing.
+Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
+Prints figures; asserts nothing. Besides wall-clock pages/s, each scan's CPU time (the scan
+process and its workers) gives pages per CPU-second: the per-worker speed on a busy machine,
+where wall-clock figures swing with the other load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -29,17 +32,24 @@ def fresh_pdf_lib() -> Path:
     return lib
 
 
-def full_scan(workers: int, embed: bool) -> tuple[float, int, dict]:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def full_scan(workers: int, embed: bool) -> tuple[float, int, dict, float]:
     lib = fresh_pdf_lib()
     cmd = [GMTOOL, "scan", str(lib), "--json", "--workers", str(workers)] + ([] if embed else ["--no-embed"])
+    cpu = _children_cpu()
     t = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
     wall = time.perf_counter() - t
+    cpu = _children_cpu() - cpu
     rep = json.loads(p.stdout)
     pages = sum(s["pages"] for s in json.loads(subprocess.run(
         [GMTOOL, "ls", "--library", str(lib), "--json"], capture_output=True, text=True, env=bench_env()
     ).stdout)["sources"])
-    return wall, pages, rep
+    return wall, pages, rep, cpu
 
 
 def rescan(runs: int) -> float:
@@ -65,14 +75,15 @@ def main() -> None:
     ap.add_argument("--embed", action="store_true", help="also time full scans with embeddings")
     ap.add_argument("--baseline", action="store_true", help="also time pdfplumber-only extraction (slow)")
     ap.add_argument("--rescans", type=int, default=5)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     a = ap.parse_args()
     for embed in ([False, True] if a.embed else [False]):
-        for workers in (1, 2):
-            wall, pages, rep = full_scan(workers, embed)
+        for workers in a.workers:
+            wall, pages, rep, cpu = full_scan(workers, embed)
             extra = f", {rep['embeddings_generated']} embeddings" if embed else ""
             print(f"full scan, {len(PDFS)} PDFs, --workers {workers}, embeddings {'on' if embed else 'off'}: "
                   f"{pages} pages in {wall:.1f} s = {pages / wall:.0f} pages/s ({pages / wall / workers:.0f} per worker)"
-                  f"{extra}")
+                  f"{extra}; CPU {cpu:.1f} s = {pages / cpu:.0f} pages per CPU-second")
     print(f"no-change rescan: median {rescan(a.rescans):.3f} s")
     if a.baseline:
         baseline()

@@ -991,3 +991,83 @@ def make_headingless_pdf(path, paragraphs: Sequence[str], title: str | None = No
         pdf.multi_cell(0, 5, par)
         pdf.ln(2)
     return _out(pdf, path)
+
+
+def make_variant_pdf(path) -> Path:
+    """A "Monsters" chapter: a stat block, then a "Variant:" box naming it, whose run-in
+    variants (bold name, first line indented) state no stats of their own."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Monsters", 0)
+    for name, line, ac, hp, cr in (
+        ("Marsh Hound", "Medium beast, unaligned", 13, "11 (2d8 + 2)", "1/4 (50 XP)"),
+        ("Swarm of Moths", "Medium swarm of Tiny beasts, unaligned", 12, "22 (5d8)", "1/2 (100 XP)"),
+    ):
+        _heading(pdf, name, 1)
+        _paragraphs(pdf, [line, f"Armor Class {ac}", f"Hit Points {hp}", "Speed 30 ft.", f"Challenge {cr}",
+                          f"Keen Smell. The {name.lower()} has advantage on checks that rely on smell."])
+    _heading(pdf, "Variant: Moth Swarms", 2)
+    _paragraphs(pdf, ["Moths gather in swarms of many kinds, each with the traits below."])
+    for name, text in (("Swarm of Glowmoths", "A swarm of glowmoths sheds dim light in a 10-foot radius and "
+                        "can be seen from far away on a moonless night by any creature."),
+                       ("Swarm of Ashmoths", "A creature reduced to 0 hit points by a swarm of ashmoths "
+                        "coughs for an hour and cannot speak above a whisper."),
+                       ("Swarm of Silkmoths", "A swarm of silkmoths leaves threads on everything it "
+                        "crosses, and creatures in its space have their speed halved.")):
+        pdf.set_x(pdf.l_margin + 4)
+        pdf.set_font("helvetica", "B", BODY_SIZE)
+        pdf.write(4.5, name + ". ")
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.write(4.5, text)
+        pdf.ln(6)
+    return _out(pdf, path)
+
+
+def make_price_list_pdf(path) -> Path:
+    """A price list of one-line entries, each above its paragraph: three share a first tag
+    ("Ration") printed after the name, one is named "X of the Y", and one line is a phrase
+    with a price ("A night at the harbour inn"), not a name."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Provisions", 1)
+    for line, text in (
+        ("Trail Bread Ration, 5 uses, 3 coins, 1 weight", "Dry and hard, but it keeps for a month."),
+        ("Salt Pork Ration, 4 uses, 2 coins, 1 weight", "Salty enough to make anyone thirsty."),
+        ("Honey Cake Ration, 1 use, 6 coins, 0 weight", "A treat for the road, gone in a bite."),
+        ("Lamp of the Old Road 2 coins, 1 weight", "Burns for a night on a flask of oil."),
+        ("A night at the harbour inn 5 coins", "Clean straw, a dry roof and a bowl of stew."),
+    ):
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.multi_cell(0, 4.5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(1.5)
+        pdf.multi_cell(0, 4.5, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(3)
+    return _out(pdf, path)
+
+
+RULED_ROWS = (
+    ("WEAPON", "DAMAGE", "NOTES"),
+    ("Long Knife", "d6", "Quick to draw; can be thrown at a foe within reach of a short throw."),
+    ("Hooked Glaive of the River Wardens", "d10", "Two hands. Pulls a rider from the saddle on a hit."),
+    ("Sling", "d4", "Stones are free; a pouch holds twenty."),
+    ("War Flail", "d8", "Ignores a shield. Slow to recover after a miss, so the next attack is hindered."),
+    ("Throwing Axes of the Hill Clans", "d6", "A set of three, balanced for throwing."),
+    ("Spear", "d8", "Reach. Set against a charge to strike first."),
+)
+
+
+def make_ruled_table_pdf(path) -> Path:
+    """A "Weapons" section holding a ruled table (every cell boxed) whose names and notes wrap
+    inside their cells: rows only the ruling tells apart."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Weapons", 1)
+    _paragraphs(pdf, ["Every weapon below costs what the market asks; the table lists damage and notes."])
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    with pdf.table(col_widths=(45, 20, 115), text_align="LEFT", first_row_as_headings=False) as table:
+        for r in RULED_ROWS:
+            row = table.row()
+            for cell in r:
+                row.cell(cell)
+    _paragraphs(pdf, ["Weapons break on a roll of 1, as the rules for gear say."])
+    return _out(pdf, path)

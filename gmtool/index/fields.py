@@ -32,14 +32,16 @@ _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u202f\u205f\u3000]+")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = re.compile(r"<[^>]+>")
 _EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)")
+_MARKUP = re.compile(r"[\[<*_]")
 _BULLET = re.compile(r"^(?:[-+•>]\s+)+")
 
 
 def _clean_line(line: str) -> str:
     line = _HYPHEN_RUN.sub("-", line).translate(_HYPHENS)
-    line = _MD_LINK.sub(r"\1", line)
-    line = _HTML_TAG.sub(" ", line)
-    line = _EMPHASIS.sub("", line)
+    if _MARKUP.search(line):  # most lines (all of a PDF's) carry no markup: three passes saved
+        line = _MD_LINK.sub(r"\1", line)
+        line = _HTML_TAG.sub(" ", line)
+        line = _EMPHASIS.sub("", line)
     line = _SPACES.sub(" ", line).strip()
     line = _BULLET.sub("", line)
     return line.replace(" ,", ",").replace(" :", ":").strip()
@@ -427,3 +429,45 @@ def set_fields(doc: Document) -> None:
             words = [re.sub(r"\s+", " ", t).strip().lower() for t in e.tags if t.strip()]
             fields = {**(fields or {}), "tags": words}
         e.fields = fields
+    _inherit_variants(entries)
+
+
+# the types whose variants a book describes against a base entry
+_VARIANT_TYPES = ("monster", "spell", "item")
+# stated fields that make an entry's own stat line (fewer is prose, or nothing)
+_OWN_BLOCK = 2
+
+
+def _name_key(title: str) -> frozenset[str]:
+    """A title's stemmed content words, after a "Label:" prefix: "Variant: Insect Swarms" and
+    "Swarm of Insects" have the same key."""
+    from gmtool.textnorm import content_tokens
+
+    return frozenset(content_tokens(title.rsplit(": ", 1)[-1]))
+
+
+def _stated(fields: dict[str, Any] | None) -> int:
+    return sum(v is not None for k, v in (fields or {}).items() if k != "tags")
+
+
+def _inherit_variants(entries: list[Entry]) -> None:
+    """Entries that state at most one of their type's fields, inside a section that names an
+    entry of that type ("Variant: Insect Swarms" after "Swarm of Insects"), take that base
+    entry's fields: a variant is described as its base with changes, and a lone value read
+    from its prose ("reduced to 0 hit points") is no stat line."""
+    bases: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
+    for e in entries:
+        if e.content_type in _VARIANT_TYPES and _stated(e.fields) >= _OWN_BLOCK:
+            bases.setdefault((e.content_type, _name_key(e.title)), e.fields or {})
+    if not bases:
+        return
+    for e in entries:
+        if e.content_type not in _VARIANT_TYPES or e.parent is None or _stated(e.fields) >= _OWN_BLOCK:
+            continue
+        section = entries[e.parent]
+        if section.content_type == e.content_type:
+            continue  # a part of an entry (a trait, a version), not a variant named by a section
+        base = bases.get((e.content_type, _name_key(section.title)))
+        if base is not None and _name_key(e.title) != _name_key(section.title):
+            tags = (e.fields or {}).get("tags")
+            e.fields = {**base, "tags": tags} if tags else {k: v for k, v in base.items() if k != "tags"}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from gmtool.errors import GmtoolError
+from gmtool.storage.lock import pid_alive
 from gmtool.types import Document, Failure
 
 if TYPE_CHECKING:
@@ -29,16 +30,6 @@ Extracted = tuple[str, "Document | Failure", "dict[str, Tokenized] | None"]
 
 _PR_SET_PDEATHSIG = 1
 _PARENT_WATCH_S = 1.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _die_with_parent(scan: int) -> None:
@@ -52,11 +43,11 @@ def _die_with_parent(scan: int) -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    if os.getppid() != parent or not _alive(scan):  # it died before the signal was armed
+    if os.getppid() != parent or not pid_alive(scan):  # it died before the signal was armed
         os._exit(1)
     if not armed:
         def watch() -> None:
-            while os.getppid() == parent and _alive(scan):
+            while os.getppid() == parent and pid_alive(scan):
                 time.sleep(_PARENT_WATCH_S)
             os._exit(1)
 

@@ -35,12 +35,14 @@ def norm(s: str) -> str:
 def namelike(text: str, max_words: int = 6) -> bool:
     """A short name, not a sentence, a number or a dice range."""
     t = text.strip()
+    if len(t) > 48:
+        return False
     words = t.split()
-    if not words or len(words) > max_words or len(t) > 48:
+    if not words or len(words) > max_words:
         return False
     if not t[:1].isalnum() and t[:1] not in "+'\u2018\"\u201c(":
         return False
-    letters = sum(ch.isalpha() for ch in t)
+    letters = sum(map(str.isalpha, t))
     if letters < 2 or letters * 2 < len(t.replace(" ", "")):
         return False
     if _NUMBER_WORD.match(words[0]) or ": " in t:

@@ -172,6 +172,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
             for wd in re.findall(r"[A-Za-z]+", ln.text):
                 vocab_c[wd.lower()] += 1
     plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
+    rules = [getattr(lines, "rules", ()) for _, _, lines in pages]
     pages = _repair_ligatures(pages, vocab_c)
     drop = find_furniture(pages)
     vocab = set(vocab_c)
@@ -182,7 +183,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     starts = [nd.start for nd in nodes]
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
-    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts), labels)
+    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts, rules), labels)
     entries = merge_twins(fold_labels(entries))
     front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
     entries = prepend(front, entries)
@@ -234,18 +235,22 @@ def _lead_at(pages: list, pos) -> str | None:  # type: ignore[type-arg]
     return pages[pos.page][2][pos.idx].lead or None
 
 
-def _inline(pages: list, drop: list, thr: float, entries: list, starts: list) -> list:  # type: ignore[type-arg]
-    """Run-in entries and table rows, minus those a heading or bookmark already names."""
+def _inline(pages: list, drop: list, thr: float, entries: list, starts: list, rules: list) -> list:  # type: ignore[type-arg]
+    """Run-in entries and table rows, minus those a heading or bookmark already names. A ruled
+    table's rows come from its rules; the text-only finders keep out of it."""
     from gmtool.index.extract.inline import drop_repeats, norm
+    from gmtool.index.extract.ruled import find_ruled_rows
     from gmtool.index.extract.runin import find_runins, find_title_lines
     from gmtool.index.extract.tables import find_captions, find_rows
 
-    found = drop_repeats(
+    ruled, covered = find_ruled_rows(pages, rules, drop, thr)
+    texts = (
         find_runins(pages, drop, thr)
         + find_rows(pages, drop, thr)
         + find_title_lines(pages, drop, thr)
         + find_captions(pages, drop, thr)
     )
+    found = drop_repeats(ruled + [e for e in texts if e.pos not in covered])
     taken = set(starts)
     named = {(norm(e.title), e.page) for e in entries}
     blocks = [_stat_block(e.body) for e in entries]

@@ -119,9 +119,18 @@ _PLAIN_SIZE = 10.0
 
 class PageLines(list[Line]):
     """A page's lines; `plain` is its object count when it was read as plain text (too many
-    objects), minus that count when it was not read at all (far too many)."""
+    objects), minus that count when it was not read at all (far too many). `rules` holds the
+    boxes of its path objects (see page_spans), for the ruled-table finder."""
 
     plain: int = 0
+    rules: tuple = ()
+
+
+# pdfium's page object type of a path (a rule, a box, a shape)
+_PATH = 2
+# Path objects read per page for tables: a ruled table of 40 rows and 4 columns drawn cell by
+# cell has 160; a page with more is artwork (maps, ornaments), whose boxes make no table.
+MAX_RULES = 400
 
 
 def plain_lines(textpage, width: float) -> list[Line]:
@@ -138,8 +147,10 @@ def plain_lines(textpage, width: float) -> list[Line]:
     return lines
 
 
-def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], float, float]:
-    """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top."""
+def page_spans(page, textpage, raw, font_cache: dict, rules: list | None = None) -> tuple[list[tuple], float, float]:
+    """Text runs of one page: (x0, top, x1, bottom, base, size, bold, text, style), y from the top.
+    Given a `rules` list, the boxes (x0, top, x1, bottom) of the page's path objects (rules,
+    cell borders, shading) are appended to it, up to MAX_RULES (more is artwork, not a table)."""
     width, height = page.get_size()
     fast = _fast(raw)
     praw = ctypes.cast(page.raw, ctypes.c_void_p).value
@@ -161,7 +172,12 @@ def page_spans(page, textpage, raw, font_cache: dict) -> tuple[list[tuple], floa
     spans = []
     for i in range(raw.FPDFPage_CountObjects(page.raw)):
         obj = get_obj(praw, i)
-        if get_type(obj) != 1:
+        kind = get_type(obj)
+        if kind == _PATH and rules is not None and len(rules) <= MAX_RULES:
+            get_bounds(obj, Lp, Bp, Rp, Tp)
+            rules.append((L.value, height - T.value, R.value, height - B.value))
+            continue
+        if kind != 1:
             continue
         n = get_text(obj, tpraw, bufp, 16384)
         if n <= 2:
@@ -432,7 +448,11 @@ def _read_page(page, raw, cache: dict) -> tuple[float, float, list[Line]]:
             lines = PageLines(plain_lines(tp, w))
             lines.plain = objects
             return w, h, lines
-        spans, w, h = page_spans(page, tp, raw, cache)
+        rules: list = []
+        spans, w, h = page_spans(page, tp, raw, cache, rules)
     finally:
         tp.close()
-    return w, h, PageLines(layout_page(spans, w, h))
+    lines = PageLines(layout_page(spans, w, h))
+    if 0 < len(rules) <= MAX_RULES:
+        lines.rules = tuple(rules)
+    return w, h, lines

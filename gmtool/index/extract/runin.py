@@ -9,10 +9,12 @@ the name in a font of its own before the separator (two or more).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from gmtool.index.extract.inline import Inline, Pos, namelike
 from gmtool.index.extract.pdf_layout import Line
 from gmtool.index.extract.titles import split_abbrev
+from gmtool.textnorm import STOPWORDS
 
 # name, separator, text: "Name : text", "Name: text", "Name – text", "Name — text", "Name - text"
 _TEXT_SEP = re.compile(
@@ -23,11 +25,17 @@ _LEAD_SEP = re.compile(r"^(?P<name>.+?)\s*(?P<sep>[:.\u2013\u2014]|\s-)$")
 # repetitions on a page that make a pattern: plain text needs more evidence than a font change
 _MIN_TEXT = 3
 _MIN_STYLED = 2
+# a paragraph's first line may be indented by up to this many font sizes (in ems)
+_FIRST_INDENT = 2.5
 
 
-def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None) -> bool:
+def _starts_paragraph(
+    lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None, first_indent: bool = False
+) -> bool:
     """Line i opens a paragraph: a break in column, spacing, size or indent before it, the
-    line before it ends a sentence, or (given the columns' right edges) ends well short."""
+    line before it ends a sentence, or (given the columns' right edges) ends well short.
+    With first_indent, line i may sit left of an indented first line (a paragraph's
+    first-line indent is no break)."""
     j = i - 1
     while j >= 0 and j in skip:
         j -= 1
@@ -41,7 +49,7 @@ def _starts_paragraph(lines: list[Line], i: int, skip: set[int], right: dict[int
         or ln.base - prev.base > 1.4 * max(ln.size, prev.size)
         or ln.base < prev.base
         or abs(prev.size - ln.size) > 0.3
-        or abs(prev.x0 - ln.x0) > 0.7 * ln.size
+        or abs(prev.x0 - ln.x0) > (_FIRST_INDENT if first_indent and prev.x0 > ln.x0 else 0.7) * ln.size
     )
 
 
@@ -92,7 +100,7 @@ def _paragraph(lines: list[Line], i: int, starts: set[int], skip: set[int]) -> l
         if j in skip:
             j += 1
             continue
-        if j in starts or _starts_paragraph(lines, j, skip):
+        if j in starts or _starts_paragraph(lines, j, skip, first_indent=len(out) == 1):
             break
         out.append(j)
         j += 1
@@ -127,7 +135,28 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
     return found
 
 
+_DIGIT = re.compile(r"\d")
+# lower-case words after a line's first word that, with a function word among them, make it a
+# phrase ("An evening of song and dance"), not a name and its tags
+_PHRASE_WORDS = 3
+
+
+def _phrase(text: str) -> bool:
+    words = text.lower().split()
+    return len(words) >= _PHRASE_WORDS and any(w in STOPWORDS for w in words)
+
+
 _CUT = re.compile(r"\s(?=[\d+(\u2013-])")
+
+
+def _capital_ahead(words: list[str]) -> bool:
+    """A capitalised word within the next two, before any number: "Axe of the Conqueror"."""
+    for w in words:
+        if w[:1].isupper():
+            return True
+        if not w[:1].isalpha():
+            return False
+    return False
 
 
 def _name_of(text: str) -> tuple[str, list[str]]:
@@ -139,8 +168,8 @@ def _name_of(text: str) -> tuple[str, list[str]]:
     for k, w in enumerate(words):
         if k == 0:
             continue
-        nxt = words[k + 1] if k + 1 < len(words) else ""
-        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not nxt[:1].isupper()):
+        ahead = words[k + 1 : k + 3]
+        if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not _capital_ahead(ahead)):
             cut = k
             break
     name = " ".join(words[:cut]).rstrip(",;")
@@ -183,6 +212,7 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
             if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
                 continue  # the next paragraph is one short line too: a list, a stat block
             cands.append(i)
+        named: list[tuple[int, str, list[str]]] = []
         for idxs in _indent_groups(lines, cands, lambda i: ""):
             if len(idxs) < _MIN_TEXT:
                 continue
@@ -193,9 +223,32 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                     name, tags = t[:cut].strip(), t[cut:].split()
                 else:
                     name, tags = _name_of(t)
-                if not name or not namelike(name):
-                    continue
-                para = _paragraph(lines, i + 1, set(), skip)
-                body = " ".join(lines[j].text for j in para)
-                found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
+                    if tags and _phrase(_DIGIT.split(tags[0], 1)[0]):
+                        continue  # "An evening of song and dance 18 coins": a phrase, no name first
+                named.append((i, name, tags))
+        for i, name, tags in _shared_first_tags(named, lines):
+            if not name or not namelike(name):
+                continue
+            para = _paragraph(lines, i + 1, set(), skip)
+            body = " ".join(lines[j].text for j in para)
+            found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
     return found
+
+
+def _shared_first_tags(named: list[tuple[int, str, list[str]]], lines: list[Line]) -> list[tuple[int, str, list[str]]]:
+    """A capitalised word that ends several names on a page and is followed by a comma in
+    each is their first tag ("Elven Bread Ration, 7 uses", "Bloodweed Dangerous, touch"),
+    not a part of each name."""
+    def last(i: int, name: str) -> str | None:
+        words = name.split()
+        rest = lines[i].text[len(name):]
+        return words[-1] if len(words) > 1 and words[-1][:1].isupper() and rest.startswith(",") else None
+
+    counts = Counter(w for i, name, _ in named if (w := last(i, name)))
+    out = []
+    for i, name, tags in named:
+        w = last(i, name)
+        if w and counts[w] >= _MIN_TEXT:
+            name, tags = name[: -len(w)].rstrip(), [w, *tags]
+        out.append((i, name, tags))
+    return out
