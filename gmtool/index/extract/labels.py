@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Container
 
 from gmtool.types import Entry
 
@@ -48,24 +49,12 @@ def fold_labels(entries: list[Entry]) -> list[Entry]:
             fold.update(ch)
     if not fold:
         return entries
-    out: list[Entry] = []
-    new_index: dict[int, int] = {}
-    for k, e in enumerate(entries):
-        p = e.parent
-        while p is not None and p in fold:
-            p = entries[p].parent
-        if k in fold:
-            par = out[new_index[p]] if p is not None else None
-            if par is not None:
-                par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
-                par.end_page = max(par.end_page, e.end_page)
-            continue
-        e.parent = new_index.get(p) if p is not None else None
-        new_index[k] = len(out)
-        out.append(e)
-    for e in out:
-        e.level = out[e.parent].level + 1 if e.parent is not None else 1
-    return out
+
+    def absorb(par: Entry, e: Entry) -> None:
+        par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
+        par.end_page = max(par.end_page, e.end_page)
+
+    return _drop(entries, fold, lambda p: entries[p].parent, absorb)
 
 
 def merge_twins(entries: list[Entry]) -> list[Entry]:
@@ -91,14 +80,24 @@ def merge_twins(entries: list[Entry]) -> list[Entry]:
         into[gone] = keep
     if not into:
         return entries
+    return _drop(entries, into, into.__getitem__)
+
+
+def _drop(entries: list[Entry], dropped: Container[int], redirect: Callable[[int], int | None],
+          absorb: Callable[[Entry, Entry], None] | None = None) -> list[Entry]:
+    """The entries without the `dropped` ones, re-indexed. A child of a dropped entry moves to
+    `redirect(parent)` (again while that is dropped too); a dropped entry is handed to
+    `absorb(new parent, entry)` when there is one. Levels follow the new tree."""
     out: list[Entry] = []
     new_index: dict[int, int] = {}
     for k, e in enumerate(entries):
-        if k in into:
-            continue
         p = e.parent
-        while p is not None and p in into:
-            p = into[p]
+        while p is not None and p in dropped:
+            p = redirect(p)
+        if k in dropped:
+            if absorb is not None and p is not None:
+                absorb(out[new_index[p]], e)
+            continue
         e.parent = new_index.get(p) if p is not None else None
         new_index[k] = len(out)
         out.append(e)
