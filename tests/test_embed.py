@@ -74,6 +74,14 @@ def test_order_preserved_under_length_sorting(emb: Embedder) -> None:
     assert (np.sum(batch * one_by_one, axis=1) > 0.999).all()
 
 
+def test_texts_run_at_once_give_the_one_thread_vectors() -> None:
+    """The CPU model runs `threads` texts at once; results keep input order and are bit-identical."""
+    many = [f"{t} ({i})" for i in range(6) for t in TEXTS]
+    one, three = Embedder("cpu", threads=1), Embedder("cpu", threads=3)
+    assert three.per_text
+    assert np.array_equal(one.embed(many), three.embed(many))
+
+
 def test_semantic_sanity(emb: Embedder) -> None:
     q = emb.embed_query("a ball of fire explodes")
     fire, fall = emb.embed([FIREBALL, FALLING])

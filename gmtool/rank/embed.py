@@ -16,7 +16,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,11 +91,11 @@ class Embedder:
         self._pad_id = next((i for t in ("[PAD]", "<pad>") if (i := tok.token_to_id(t)) is not None), 0)
         return tok
 
-    def _session_options(self, ort: Any, severity: int = 3,
-                         level: str = "ORT_ENABLE_ALL") -> Any:
+    def _session_options(self, ort: Any, severity: int = 3, level: str = "ORT_ENABLE_ALL",
+                         intra_threads: int | None = None) -> Any:
         so = ort.SessionOptions()
         so.log_severity_level = severity
-        so.intra_op_num_threads = self.threads
+        so.intra_op_num_threads = intra_threads or self.threads
         so.inter_op_num_threads = 1
         so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
         # Idle pool threads sleep instead of spinning. One short text per run leaves threads idle
@@ -109,18 +109,25 @@ class Embedder:
     def _cpu_session(self, ort: Any, model: Path | bytes, variant: str = "") -> Any:
         """A CPU session. A model file is optimised by onnxruntime once and the optimised graph
         cached, so later processes skip graph optimisation: session start-up about halves
-        (146 -> 76 ms), most of what a one-question `ask` pays for the model."""
+        (146 -> 76 ms), most of what a one-question `ask` pays for the model.
+
+        The rewritten (per-text) model runs each text on one thread, and `embed` runs
+        `self.threads` texts at once instead: one short text leaves a multi-threaded run waiting
+        on its slowest thread. Measured on 2 cores: 121 windows/s against 86, and a question in
+        1.3 ms against 1.9, with the same vectors."""
         cpu = ["CPUExecutionProvider"]
+        intra = 1 if variant else None
         if isinstance(model, bytes):
-            return ort.InferenceSession(model, self._session_options(ort), providers=cpu)
+            return ort.InferenceSession(model, self._session_options(ort, intra_threads=intra), providers=cpu)
         version = str(getattr(ort, "__version__", "0")).replace("+", "_")
         cached = self.settings.cache_dir / "models" / f"{self.source_sha[:32]}{variant.replace('+', '-')}-ort{version}.onnx"
         if cached.is_file():
             with contextlib.suppress(Exception):  # a damaged cache file: optimise again below
-                return ort.InferenceSession(str(cached), self._session_options(ort, level="ORT_DISABLE_ALL"),
-                                            providers=cpu)
+                return ort.InferenceSession(
+                    str(cached), self._session_options(ort, level="ORT_DISABLE_ALL", intra_threads=intra),
+                    providers=cpu)
         # Extended, not all, optimisations: the saved graph then holds no hardware-specific layout.
-        so = self._session_options(ort, level="ORT_ENABLE_EXTENDED")
+        so = self._session_options(ort, level="ORT_ENABLE_EXTENDED", intra_threads=intra)
         tmp = cached.with_name(f".{cached.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         with contextlib.suppress(OSError):
             cached.parent.mkdir(parents=True, exist_ok=True)
@@ -245,8 +252,8 @@ class Embedder:
         """float32 [len(texts), dim], L2-normalised, in input order.
 
         Texts are sorted by token length and batched (at most `batch_size` texts and TOKEN_BUDGET
-        padded tokens per batch); with the rewritten CPU model each text runs alone.
-        `progress(n)` is called after each batch with the number of texts just embedded.
+        padded tokens per batch); with the rewritten CPU model each text runs alone, `self.threads`
+        of them at once. `progress(n)` is called after each batch with the number of texts just embedded.
         """
         import numpy as np
 
@@ -254,21 +261,40 @@ class Embedder:
         if not texts:
             return out
         ids = self.tokenize(texts)
-        if self.per_text:
-            batch_size = 1
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        chunks = [[i] for i in order] if self.per_text else self._batches(ids, order, batch_size)
+        for chunk, vecs in zip(chunks, self._map_runs([[ids[i] for i in c] for c in chunks]), strict=True):
+            out[chunk] = vecs
+            if progress is not None:
+                progress(len(chunk))
+        return out
+
+    @staticmethod
+    def _batches(ids: list[list[int]], order: list[int], batch_size: int) -> list[list[int]]:
+        out: list[list[int]] = []
         start = 0
         while start < len(order):
             end = start + 1
             while end < len(order) and end - start < batch_size \
                     and (end - start + 1) * len(ids[order[end]]) <= TOKEN_BUDGET:
                 end += 1
-            chunk = order[start:end]
-            out[chunk] = self._run_batch([ids[i] for i in chunk])
-            if progress is not None:
-                progress(len(chunk))
+            out.append(order[start:end])
             start = end
         return out
+
+    def _map_runs(self, batches: list[list[list[int]]]) -> Iterator[Any]:
+        """Each batch's vectors, in order; per-text runs go `self.threads` at a time (onnxruntime
+        releases the GIL while it runs, and a session may be run from several threads)."""
+        if not self.per_text or self.threads == 1 or len(batches) < 2:
+            yield from map(self._run_batch, batches)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="gmtool-embed")
+        try:
+            yield from pool.map(self._run_batch, batches)
+        finally:  # a caller that stops early (an interrupted scan) must not wait for the rest
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def embed_query(self, text: str) -> numpy.ndarray:
         return self._run_batch(self.tokenize([text]))[0]
