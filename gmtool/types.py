@@ -131,6 +131,7 @@ class ScanReport:
     failed: list[Failure] = field(default_factory=list)
     sections: int = 0
     embeddings_generated: int = 0
+    workers: int = 0  # the extraction pool's size; 0 when the job was small enough to run in-process
     duration_ms: int = 0
     warnings: list[str] = field(default_factory=list)
     indexed_files: list[str] = field(default_factory=list)

@@ -267,6 +267,20 @@ def test_no_entries_warning_counts_and_names_every_empty_book(tmp_path: Path) ->
     assert ix.report.warnings == ["NO_ENTRIES: 2 book(s) gave no entries, so nothing in them can be found: c.pdf, sub/b.txt"]
 
 
+def test_a_small_job_runs_in_process_unless_workers_are_asked_for(small_lib: Path, tmp_path: Path) -> None:
+    """Starting worker processes costs more than a few pages take to read; `--workers N` still gets them."""
+    auto = Engine(small_lib).scan(embed=False)
+    assert auto.workers == 0 and auto.indexed == 4 and not auto.failed
+    asked = Engine(small_lib).scan(embed=False, workers=2, force=True)
+    assert asked.workers == 2 and asked.indexed == auto.indexed and not asked.failed
+    big = tmp_path / "big"
+    big.mkdir()
+    pdfgen.make_plain_pdf(big / "long.pdf", [(f"Chapter {i}", 0, ["Some words of the chapter. " * 20]) for i in range(45)])
+    cpus = os.cpu_count() or 1
+    report = Engine(big).scan(embed=False)
+    assert report.workers == (cpus if cpus > 1 else 0) and report.indexed == 1 and not report.failed
+
+
 def test_a_threaded_process_scans_with_workers_started_by_a_fork_server(small_lib: Path) -> None:
     """A worker forked while another thread holds a lock can wait on it forever; with a second
     thread alive the pool's workers come from a fork server, and the scan gives the same index."""

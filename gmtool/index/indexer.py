@@ -20,7 +20,7 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.index.discover import discover_all
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
-from gmtool.index.workers import iter_extracted
+from gmtool.index.workers import iter_extracted, worth_a_pool
 from gmtool.settings import Paths, Settings
 from gmtool.storage import store
 from gmtool.storage.atomic import atomic_write
@@ -309,7 +309,12 @@ class Indexer:
         progress = self.opts.progress
         if progress:
             progress(0, len(todo), "extracting")
-        extracted = iter_extracted([c.path for c in todo], self.workers, lock_fds, self.settings.debug)
+        paths = [c.path for c in todo]
+        workers = self.workers
+        if not paths or (self.opts.workers is None and workers > 1 and not worth_a_pool(paths)):
+            workers = 1  # chosen for the user, so a small job need not pay for starting processes
+        self.report.workers = max(self.report.workers, workers if workers > 1 else 0)
+        extracted = iter_extracted(paths, workers, lock_fds, self.settings.debug)
         for done, (path_str, result, toks) in enumerate(extracted, start=1):
             change = by_path[path_str]
             r = self._rel(change.path)

@@ -122,6 +122,7 @@ class ScanOut(TypedDict):
     failed: list[FailureOut]
     sections: int
     embeddings_generated: int
+    workers: int
     duration_ms: int
     warnings: list[str]
     indexed_files: list[str]

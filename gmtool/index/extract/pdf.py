@@ -115,6 +115,15 @@ class PdfHead:
     labels: list[str] | None
 
 
+def page_count(path: Path) -> int:
+    """The number of pages, without reading the outline or labels."""
+    doc = _open(Path(path))
+    try:
+        return len(doc)
+    finally:
+        doc.close()
+
+
 def read_head(path: Path) -> PdfHead:
     """Open the PDF (raising PDF_ENCRYPTED / PDF_CORRUPT) and read its outline, labels and title."""
     path = Path(path)
