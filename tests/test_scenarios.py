@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO, SESSION_CACHE, needs_corpus
+from conftest import CORPUS, CORPUS_MDS, CORPUS_PDFS, REPO, SESSION_CACHE, needs_corpus
 
 from gmtool.engine import Engine
 from gmtool.textnorm import normalize
@@ -32,8 +32,12 @@ def _code_key() -> str:
 
 
 @pytest.fixture(scope="module")
-def srd() -> Iterator[Engine]:
-    """The SRD 5.1 PDF scanned with embeddings, cached across runs; read-only."""
+def srd(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """The SRD 5.1 PDF scanned with embeddings, cached across runs; read-only.
+
+    It starts as a copy of the session's corpus library (index included) with every other book
+    removed, so the scan drops those seven books, keeps the SRD's extraction and adds its vectors:
+    the path of a GM who prunes a library and then turns embeddings on."""
     if not SRD_PDF.exists():
         pytest.skip(f"corpus not found at {CORPUS}")
     lib = SESSION_CACHE / f"srd-embedded-{_code_key()}"
@@ -41,15 +45,24 @@ def srd() -> Iterator[Engine]:
         mp.setenv("GMTOOL_CONFIG_DIR", str(SESSION_CACHE / "srd-config"))
         mp.setenv("GMTOOL_CACHE_DIR", os.environ.get("GMTOOL_CACHE_DIR", str(SESSION_CACHE)))
         if not (lib / SRD_PDF.name).exists():
-            lib.mkdir(parents=True, exist_ok=True)
-            for old in SESSION_CACHE.glob("srd-embedded-*"):
-                if old != lib:
-                    shutil.rmtree(old, ignore_errors=True)
-            shutil.copy2(SRD_PDF, lib / SRD_PDF.name)
+            _pruned_copy(request.getfixturevalue("corpus_lib"), lib)
+            report = Engine(lib).scan()
+            assert not report.failed, report.failed
+            assert report.removed == len(CORPUS_PDFS) + len(CORPUS_MDS) - 1, report
+            assert report.embeddings_generated > 0 and report.indexed == 0 and report.unchanged == 1, report
         report = Engine(lib).scan()
-        assert not report.failed, report.failed
-        eng = Engine(lib)
-        yield eng
+        assert not report.failed and not report.embeddings_generated, report
+        yield Engine(lib)
+
+
+def _pruned_copy(corpus_lib: Path, lib: Path) -> None:
+    """`corpus_lib` with its index, holding the SRD 5.1 PDF alone (older cached copies deleted)."""
+    for old in SESSION_CACHE.glob("srd-embedded-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    shutil.copytree(corpus_lib, lib, ignore=shutil.ignore_patterns(".config"))
+    for book in lib.iterdir():
+        if book.is_file() and book.name != SRD_PDF.name:
+            book.unlink()
 
 
 def _titles(eng: Engine, query: str, **kw: object) -> list[str]:
