@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -169,23 +168,27 @@ def scan_isolated(lib: Path, config: Path, workers: int | None = None) -> None:
 
 
 @pytest.fixture(scope="session")
-def corpus_pdf_doc(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], object]:
-    """`get(name)`: a corpus PDF extracted once per run (the 818-page SRD takes seconds), as a
-    private copy (a fresh unpickling), so the extraction and classification tests share one read
-    of each book, across xdist workers too."""
-    from gmtool.index.extract.pdf import extract_pdf
+def corpus_pdf_doc(corpus_lib: Path) -> Callable[[str], object]:
+    """`get(name)`: a corpus PDF as the session's corpus library indexed it (extracted, classified
+    and stored), read back from the index as a fresh Document. The 400-page SRD PDFs are thus read
+    once per run, by the scan every corpus test shares, and the extraction tests check what the
+    index really holds."""
+    from gmtool.engine import Engine
+    from gmtool.storage.sources import load_pages, load_source
+    from gmtool.types import Document
 
     def get(name: str) -> object:
-        path = CORPUS / "pdf" / name
-        if not path.exists():
-            pytest.skip(f"corpus not found at {CORPUS}")
-
-        def build(dest: Path) -> dict[str, Any]:
-            dest.write_bytes(pickle.dumps(extract_pdf(path, workers=2)))
-            return {}
-
-        pkl, _ = build_once(tmp_path_factory, f"extracted-{path.stem}.pickle", build)
-        return pickle.loads(pkl.read_bytes())
+        eng = Engine(corpus_lib)
+        meta = next((m for m in eng.sources() if m.file == name), None)
+        if meta is None:
+            pytest.skip(f"{name} is not in the corpus library")
+        index_dir = eng.paths.index_dir
+        rec = load_source(index_dir, meta.source_id, meta.sha256)
+        pages = load_pages(index_dir, meta.source_id, meta.sha256)
+        assert len(pages) == meta.pages, name
+        return Document(format=meta.format, title=meta.title, pages=meta.pages, entries=rec.entries,
+                        page_texts=pages, page_labels=rec.page_labels, has_outline=meta.has_outline,
+                        pages_without_text=meta.pages_without_text)
 
     return get
 

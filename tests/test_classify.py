@@ -398,7 +398,7 @@ def cc_srd_md():
 def _pdf_doc(get: Callable[[str], Document], name: str) -> Document:
     if not SRD_DATA.exists():
         pytest.skip(f"corpus not available under {CORPUS}")
-    doc = get(name)  # the session's one extraction of this PDF (conftest.corpus_pdf_doc)
+    doc = get(name)  # as the session's corpus library indexed it (conftest.corpus_pdf_doc)
     classify(doc)
     return doc
 

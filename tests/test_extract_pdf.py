@@ -196,7 +196,7 @@ def test_workers_give_the_same_result(tmp_path):
 
 @pytest.fixture(scope="module")
 def srd51(corpus_pdf_doc):
-    return corpus_pdf_doc(SRD51.name)  # extracted once per session, shared with test_classify
+    return corpus_pdf_doc(SRD51.name)  # as the session's corpus library indexed it (conftest)
 
 
 @pytest.fixture(scope="module")
