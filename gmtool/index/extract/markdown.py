@@ -75,11 +75,12 @@ def clean_body(lines: list[str]) -> str:
                 continue
         elif _TABLE_SEP.match(stripped) and "|" in stripped:
             continue
-        line = _IMAGE.sub(r"\1", line)
-        line = _LINK.sub(r"\1", line)
-        line = line.replace("***", "").replace("**", "").replace("__", "")
-        line = _EM_STAR.sub(r"\1", line)
-        line = _EM_UNDER.sub(r"\1", line)
+        if "](" in line:  # each pattern needs its marker: most lines skip the regexes (a third of a Markdown scan)
+            line = _LINK.sub(r"\1", _IMAGE.sub(r"\1", line))
+        if "*" in line or "_" in line:
+            line = line.replace("***", "").replace("**", "").replace("__", "")
+            line = _EM_STAR.sub(r"\1", line) if "*" in line else line
+            line = _EM_UNDER.sub(r"\1", line) if "_" in line else line
         out.append(line.rstrip())
     body = "\n".join(out)
     body = re.sub(r"\n{3,}", "\n\n", body)
