@@ -4,8 +4,9 @@
 
 Sections are title + first 200 words from ../shared/corpus/md/cc-srd5.md. "raw" runs the same
 session on the same length-sorted batches with no Python around it beyond numpy padding and pooling,
-so it is the upper bound for embed(). With the rewritten CPU model embed() runs one text per
-session.run (see gmtool/rank/embed.py), and so does the raw loop. The rewrite itself (gmtool/rank/onnx_graph.py)
+so it is the upper bound for one text at a time. With the rewritten CPU model embed() runs one text per
+session.run on one thread, `threads` texts at once (see gmtool/rank/embed.py), while the raw loop runs
+them one after another: on 2 cores embed() is then faster than "raw". The rewrite itself (gmtool/rank/onnx_graph.py)
 runs once per model and is then cached, so it is timed on its own.
 """
 
