@@ -372,6 +372,26 @@ def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -
     _all_searchable(lib)
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs /proc to tell a zombie")
+def test_a_killed_process_not_yet_reaped_counts_as_dead() -> None:
+    """A SIGKILLed scan is a zombie until its parent reaps it, which an MCP host may never do; a
+    worker that checks on it then (or a later scan reading the lock) must see it dead."""
+    from gmtool.storage.lock import pid_alive
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert pid_alive(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pid_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not pid_alive(proc.pid)
+        assert Path(f"/proc/{proc.pid}").exists()  # not reaped yet: the check saw a zombie
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 def test_lock_held_by_orphans_of_a_dead_writer_is_taken_over(lib: Path) -> None:
     """Orphans of an older gmtool (or of a platform without PR_SET_PDEATHSIG) still hold the lock
     while the pid in it is dead: the next writer breaks it at once instead of waiting 600 s."""

@@ -44,13 +44,24 @@ def recorded_pid(index_dir: Path) -> int | None:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether `pid` still runs. A zombie (killed, not yet reaped by its parent) counts as dead: it
+    runs nothing and holds no lock, and a parent that never reaps it (an MCP host, a test runner)
+    must not keep a killed scan's workers or lock alive for ever."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass  # someone else's process: it exists
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:  # no /proc (macOS, Windows), or it has just gone
+        return False
+    return stat.rsplit(b") ", 1)[-1][:1] in (b"Z", b"X")
 
 
 def active_writer(index_dir: Path) -> int | None:
