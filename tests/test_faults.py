@@ -21,6 +21,7 @@ from conftest import build_once
 from gmtool.engine import Engine
 from gmtool.errors import GmtoolError
 from gmtool.storage import store
+from gmtool.storage.lock import pid_alive
 
 REPO = Path(__file__).resolve().parents[1]
 TAGS_PDF = ["amber", "basalt", "cinder", "dusk"]
@@ -338,15 +339,6 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))  # a zombie is dead
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to find the worker processes")
 def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -> None:
     lib = _make_lib(tmp_path / "lib", chapters=6)
@@ -360,9 +352,9 @@ def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -
     os.kill(proc.pid, signal.SIGKILL)  # the parent only, as an OOM killer or an MCP host would
     proc.wait(timeout=10)
     gone_by = time.monotonic() + 5
-    while [w for w in workers if _alive(w)] and time.monotonic() < gone_by:
+    while [w for w in workers if pid_alive(w)] and time.monotonic() < gone_by:
         time.sleep(0.05)
-    assert [w for w in workers if _alive(w)] == [], "workers outlived their parent"
+    assert [w for w in workers if pid_alive(w)] == [], "workers outlived their parent"
     t0 = time.monotonic()
     nxt = subprocess.run(_cli(lib, "index", "--no-wait"), capture_output=True, text=True, env=_env(), timeout=60)
     assert nxt.returncode == 0, nxt.stderr
@@ -376,8 +368,6 @@ def test_killing_only_the_parent_leaves_no_workers_and_no_lock(tmp_path: Path) -
 def test_a_killed_process_not_yet_reaped_counts_as_dead() -> None:
     """A SIGKILLed scan is a zombie until its parent reaps it, which an MCP host may never do; a
     worker that checks on it then (or a later scan reading the lock) must see it dead."""
-    from gmtool.storage.lock import pid_alive
-
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         assert pid_alive(proc.pid)

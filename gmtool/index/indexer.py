@@ -313,7 +313,7 @@ class Indexer:
         workers = self.workers
         if not paths or (self.opts.workers is None and workers > 1 and not worth_a_pool(paths)):
             workers = 1  # chosen for the user, so a small job need not pay for starting processes
-        self.report.workers = max(self.report.workers, workers if workers > 1 else 0)
+        self.report.workers = workers if workers > 1 else 0
         extracted = iter_extracted(paths, workers, lock_fds, self.settings.debug)
         for done, (path_str, result, toks) in enumerate(extracted, start=1):
             change = by_path[path_str]
