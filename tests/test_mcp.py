@@ -418,6 +418,32 @@ def test_empty_then_scan_then_external_scan(tmp_path: Path) -> None:
     assert hit["title"] == "Moonfire Lance" and hit["source_id"] == "extra"
 
 
+def test_a_replaced_snapshot_is_freed_at_the_next_call(tmp_path: Path) -> None:
+    """A long-lived server must not keep the snapshots that scans replaced: the first call after a
+    swap frees the old one at once (it sits in reference cycles, which would wait for a full collection)."""
+    import gc
+    import weakref
+
+    from gmtool.engine import Engine
+
+    lib = tmp_path / "lib"
+    shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
+    scan_isolated(lib, tmp_path / "config")
+    srv = Server(lib, tmp_path / "config")
+    assert srv.ok("search_library", {"query": "fog"})["results"]
+    engine = srv.server.gmtool_service.engine  # type: ignore[attr-defined]
+    old = weakref.ref(engine.library())
+    (lib / "extra.md").write_text("# Extra Rules\n\n## Moonfire Lance\n\nA spear of silver light.\n")
+    with _config(tmp_path / "config"):
+        Engine(lib).scan(embed=False)
+    gc.disable()  # only the server may collect now
+    try:
+        assert srv.ok("search_library", {"query": "moonfire lance"})["results"][0]["source_id"] == "extra"
+        assert old() is None
+    finally:
+        gc.enable()
+
+
 # --- a real stdio server: stdout carries only JSON-RPC; errors are one stderr line ----------------------------
 
 NOISY = """

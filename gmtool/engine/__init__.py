@@ -89,6 +89,12 @@ class Engine:
             self._lib = Library(self.paths.index_dir)
         return self._lib
 
+    @property
+    def snapshot_stamp(self) -> tuple[int, int] | None:
+        """The stamp of the snapshot in memory (None before the first read); it changes exactly when
+        a read loads a newer one, so a long-lived caller can tell that the old one was let go."""
+        return self._lib.stamp if self._lib is not None else None
+
     def has_index(self) -> bool:
         return layout.manifest_path(self.paths.index_dir).exists()
 
