@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := gmtool/sample
 
-.PHONY: demo test lint bench docs clean sample
+.PHONY: demo test lint bench docs clean sample bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $(STAMP)
 
-demo: $(STAMP)
+# Bytecode for gmtool's own modules: an editable install has none, and with PYTHONDONTWRITEBYTECODE set
+# every gmtool process (each CLI run a test starts) would compile them from source again.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q gmtool > /dev/null
+
+demo: $(STAMP) bytecode
 	$(BIN)/gmtool scan $(SAMPLE)
 	$(BIN)/gmtool ls -L $(SAMPLE)
 	$(BIN)/gmtool toc -L $(SAMPLE) bestiary --depth 2
@@ -33,7 +38,7 @@ lint: $(STAMP)
 # (tests/conftest.py: build_once). TEST_JOBS=0 runs it in one process.
 TEST_JOBS ?= 2
 
-test: $(STAMP)
+test: $(STAMP) bytecode
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
