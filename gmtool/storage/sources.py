@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,8 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
     payload = {
         "format_version": FORMAT_VERSION,
         "gmtool_version": __version__,
-        "meta": meta,  # orjson writes dataclasses as asdict would, without its deep copies (a third of a save)
-        "entries": doc.entries,
+        "meta": asdict(meta),
+        "entries": [asdict(e) for e in doc.entries],
         "page_labels": doc.page_labels,
     }
     # Page texts go in a file of their own: searches never need them, so loads stay fast.
