@@ -8,6 +8,7 @@ stdout carries only protocol messages: while serving, the MCP stdio transport po
 stderr, so stray prints (and extraction workers) cannot reach the wire.
 """
 
+import functools
 import json
 import logging
 import re
@@ -383,8 +384,10 @@ def configure_logging(debug: bool) -> None:
         logger.propagate = False
 
 
+@functools.cache
 def _glibc() -> Any:
-    """The C library when it is glibc on Linux (whose allocator the two calls below tune), else None."""
+    """The C library when it is glibc on Linux (whose allocator the two calls below tune), else None.
+    Looked up once: find_library runs ldconfig, and every reload would ask again."""
     import ctypes
     import ctypes.util
 
