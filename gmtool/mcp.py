@@ -425,14 +425,15 @@ def release_old_snapshot() -> None:
 
 
 def run_server(library: Path | None, debug: bool = False) -> None:
-    """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages."""
+    """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages.
+    Ctrl-C raises KeyboardInterrupt once the server has stopped (the CLI exits 130)."""
+    from gmtool.mcpstdio import serve_stdio
+
     configure_logging(debug)
     hand_back_freed_memory()
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
         mcp = build_server(library, debug)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]
     threading.Thread(target=svc.warm, name="gmtool-warm", daemon=True).start()
-    try:
-        mcp.run(transport="stdio", show_banner=False)
-    except KeyboardInterrupt:
-        pass
+    if serve_stdio(mcp):
+        raise KeyboardInterrupt
