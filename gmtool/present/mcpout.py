@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON); clients truncate larger ones
 PAGE_CHARS = 15_000  # one TOC page's budget, leaving room for the envelope under MAX_CHARS
+# One page of the TOC resource: a client reads a resource whole, not into a model's context, so
+# pages are larger (a 3,000-entry SRD in one or two), yet a book of a million headings (172 MB
+# as one message once) still comes in messages of about 1 MB.
+RESOURCE_PAGE_CHARS = 1_000_000
 REPORT_ITEMS = 100  # a scan report lists at most this many files, failures and warnings
 EMPTY_LIBRARY = "No sources indexed yet; run scan_library"
 
@@ -102,7 +106,7 @@ def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> To
     if cursor is not None:
         start = int(cursor) if cursor.isdigit() else -1
         if not 0 <= start < max(len(rows), 1):
-            raise UsageError("INVALID_CURSOR", f"'{cursor}' is not a cursor from get_library_toc",
+            raise UsageError("INVALID_CURSOR", f"'{cursor}' is not a cursor from a previous page",
                              "pass next_cursor from the previous page, or leave cursor out")
     end = start
     used = 0
