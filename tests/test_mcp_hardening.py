@@ -4,28 +4,18 @@ gmtool's code, and a filter's number must be finite.
 Through fastmcp's in-memory client, as tests/test_mcp.py does; the sizes of real libraries are
 measured in bench/memory.py (the toc-resource case).
 """
+# ruff: noqa: F811 - test arguments named `sample` are that imported fixture
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE, scan_isolated
-from test_mcp import Server
+from test_mcp import Server, sample  # noqa: F401 - `sample`, the scanned sample library, is a fixture
 
 from gmtool.present.jsonout import toc_rows
-
-
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Server:
-    base = tmp_path_factory.mktemp("mcp-resources")
-    lib = base / "lib"
-    shutil.copytree(SAMPLE, lib, ignore=shutil.ignore_patterns(".gmtool"))
-    scan_isolated(lib, base / "config")
-    return Server(lib, base / "config")
 
 
 def _error(srv: Server, uri: str) -> Any:
