@@ -15,8 +15,9 @@ Cases:
 - toc-resource: `gmtool serve` on a 12-book library (the 8 corpus books and 4 from corpus/pdf-more),
                 scanned first; every book's TOC resource read page by page (following next_uri). The
                 figure is the server's own peak RSS (VmHWM, Linux), with the largest message it sent.
+                --toc-headings N adds a 13th book, a Markdown file of N headings.
 
-Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--only CASE ...] [--workers N]
+Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--toc-headings 0] [--only CASE ...] [--workers N]
 Prints one line per case; asserts nothing.
 """
 
@@ -135,6 +136,9 @@ def measure_toc_resource(args: argparse.Namespace) -> dict[str, object]:
         lib.mkdir()
         for rel in TWELVE:
             shutil.copy2(SHARED / rel, lib / Path(rel).name)
+        if args.toc_headings:
+            with open(lib / "headings.md", "w", encoding="utf-8") as fh:
+                fh.writelines(f"## Heading {i}\n\n{_line(i)}\n\n" for i in range(args.toc_headings))
         env = dict(os.environ, GMTOOL_CONFIG_DIR=str(Path(tmp) / "config"))
         subprocess.run([GMTOOL, "scan", str(lib), "--no-embed", "--json", "--workers", str(args.workers)],
                        capture_output=True, check=True, env=env)
@@ -210,6 +214,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=50)
     ap.add_argument("--headings", type=int, default=200_000)
+    ap.add_argument("--toc-headings", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--only", nargs="*", choices=sorted(CASES))
     ap.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
@@ -221,7 +226,7 @@ def main() -> int:
     for case in args.only or list(CASES):
         # a fresh wrapper per case: RUSAGE_CHILDREN is a maximum over all children so far
         cmd = [sys.executable, __file__, "--case", case, "--size-mb", str(args.size_mb),
-               "--headings", str(args.headings), "--workers", str(args.workers)]
+               "--headings", str(args.headings), "--toc-headings", str(args.toc_headings), "--workers", str(args.workers)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{case}: bench failed: {out.stderr.strip()[-300:]}")

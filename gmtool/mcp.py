@@ -36,6 +36,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from gmtool.engine import Engine
 from gmtool.errors import GmtoolError, UsageError
+from gmtool.mcpstdio import serve_stdio
 from gmtool.present import mcpout
 from gmtool.present.jsonout import scan_dict, search_dict
 from gmtool.present.shapes import IndexOut, LibraryOut, ScanOut, SearchOut, TocOut
@@ -468,8 +469,6 @@ def release_old_snapshot() -> None:
 def run_server(library: Path | None, debug: bool = False) -> None:
     """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages.
     Ctrl-C raises KeyboardInterrupt once the server has stopped (the CLI exits 130)."""
-    from gmtool.mcpstdio import serve_stdio
-
     configure_logging(debug)
     hand_back_freed_memory()
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
