@@ -160,7 +160,7 @@ def measure_toc_resource(args: argparse.Namespace) -> dict[str, object]:
                 rid += 1
                 data = json.loads(reply["result"]["contents"][0]["text"])
                 pages, entries, largest = pages + 1, entries + len(data["entries"]), max(largest, size)
-                uri = data["next_uri"]
+                uri = data.get("next_uri")  # absent before the resource was paged: one message
         wall = time.perf_counter() - t
         status = Path(f"/proc/{proc.pid}/status").read_text()
         peak_kb = int(next(x.split()[1] for x in status.splitlines() if x.startswith("VmHWM:")))
