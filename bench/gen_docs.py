@@ -35,11 +35,13 @@ ENV_DOCS: dict[str, str] = {
     "GMTOOL_INDEX_DIR": "Where the index lives (default: LIBRARY/.gmtool). Useful for a read-only library.",
     "GMTOOL_CONFIG_DIR": "The user config directory (default: $XDG_CONFIG_HOME/gmtool, else ~/.config/gmtool).",
     "GMTOOL_CACHE_DIR": "The user cache directory (default: $XDG_CACHE_HOME/gmtool, else ~/.cache/gmtool).",
-    "GMTOOL_MODEL": "Path to another ONNX sentence-embedding model for `gmtool ask` (rescan after changing it).",
+    "GMTOOL_MODEL": "Path to another ONNX sentence-embedding model for `gmtool ask` (rescan after changing it). "
+    "A file that does not load as one is MODEL_UNSUPPORTED: a warning, and keyword-only ranking.",
     "GMTOOL_TOKENIZER": "Path to the tokenizer.json that goes with GMTOOL_MODEL.",
     "GMTOOL_PDF_VIEWER": "The viewer command used by `gmtool open`, a template with {path} and {page}, "
-    "e.g. \"zathura -P {page} {path}\". Without it gmtool tries zathura, evince, okular, then xdg-open "
-    "(open on macOS), which cannot jump to a page.",
+    "e.g. \"zathura -P {page} {path}\". It runs with no shell and each field is one argument; inside a "
+    "\"sh -c\" script the fields are shell-quoted, so a file name never runs a command. Without it gmtool "
+    "tries zathura, evince, okular, then xdg-open (open on macOS), which cannot jump to a page.",
     "GMTOOL_DEBUG": "Set to 1 to show full tracebacks instead of one-line errors (same as `--debug`).",
 }
 

@@ -12,8 +12,12 @@ Cases:
 - normal-lines: a 50 MB Markdown file of ordinary 70-character lines and a heading now and then
 - text-lines:   a 50 MB plain-text file without any heading
 - pdf-headings: a one-page PDF with 200,000 tiny bold headings
+- toc-resource: `gmtool serve` on a 12-book library (the 8 corpus books and 4 from corpus/pdf-more),
+                scanned first; every book's TOC resource read page by page (following next_uri). The
+                figure is the server's own peak RSS (VmHWM, Linux), with the largest message it sent.
+                --toc-headings N adds a 13th book, a Markdown file of N headings.
 
-Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--only CASE ...] [--workers N]
+Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--toc-headings 0] [--only CASE ...] [--workers N]
 Prints one line per case; asserts nothing.
 """
 
@@ -23,6 +27,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,16 +106,85 @@ def make_heading_pdf(path: Path, headings: int) -> Path:
     return path
 
 
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+TWELVE = [*(f"pdf/{n}" for n in ("cc-srd5.pdf", "SRD5.1-CCBY4.0_License_live_links.pdf", "Songs-of-Maya_rules.pdf",
+                                 "lasers_and_feelings_rpg.pdf")),
+          *(f"md/{n}" for n in ("cc-srd5.md", "DND-SRD-5.2-CC.md", "Fate-Condensed-SRD-CC-BY.md",
+                                "Basic-Fantasy-RPG-Rules-r142.md")),
+          *(f"pdf-more/{n}" for n in ("the-black-hack-english-v1.2.pdf", "additional-things-english-v1.0.pdf",
+                                      "dungeon-world.pdf", "the-gobz-hack.pdf"))]
+
+
+def _rpc(proc: subprocess.Popen[bytes], rid: int, method: str, params: dict[str, object]) -> tuple[dict, int]:
+    """Send one request, return its reply and the reply's size in bytes (notifications skipped)."""
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode() + b"\n")
+    proc.stdin.flush()
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("gmtool serve closed stdout")
+        msg = json.loads(line)
+        if msg.get("id") == rid:
+            return msg, len(line)
+
+
+def measure_toc_resource(args: argparse.Namespace) -> dict[str, object]:
+    """Scan the 12 books, then read every TOC page through a real `gmtool serve`; the server's peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="gmtool-mem-toc-") as tmp:
+        lib = Path(tmp) / "lib"
+        lib.mkdir()
+        for rel in TWELVE:
+            shutil.copy2(SHARED / rel, lib / Path(rel).name)
+        if args.toc_headings:
+            with open(lib / "headings.md", "w", encoding="utf-8") as fh:
+                fh.writelines(f"## Heading {i}\n\n{_line(i)}\n\n" for i in range(args.toc_headings))
+        env = dict(os.environ, GMTOOL_CONFIG_DIR=str(Path(tmp) / "config"))
+        subprocess.run([GMTOOL, "scan", str(lib), "--no-embed", "--json", "--workers", str(args.workers)],
+                       capture_output=True, check=True, env=env)
+        proc = subprocess.Popen([GMTOOL, "serve", "--library", str(lib)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        t = time.perf_counter()
+        _rpc(proc, 0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "bench", "version": "0"}})
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        sources, _ = _rpc(proc, 1, "resources/read", {"uri": "gmtool://sources"})
+        ids = [s["source_id"] for s in json.loads(sources["result"]["contents"][0]["text"])["sources"]]
+        pages = entries = largest = 0
+        rid = 2
+        for sid in ids:
+            uri: str | None = f"gmtool://source/{sid}/toc"
+            while uri:
+                reply, size = _rpc(proc, rid, "resources/read", {"uri": uri})
+                rid += 1
+                data = json.loads(reply["result"]["contents"][0]["text"])
+                pages, entries, largest = pages + 1, entries + len(data["entries"]), max(largest, size)
+                uri = data.get("next_uri")  # absent before the resource was paged: one message
+        wall = time.perf_counter() - t
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        peak_kb = int(next(x.split()[1] for x in status.splitlines() if x.startswith("VmHWM:")))
+        proc.stdin.close()
+        proc.wait(60)
+        return {"case": "toc-resource", "input_mb": round(sum(p.stat().st_size for p in lib.iterdir()
+                                                              if p.is_file()) / 2**20, 1),
+                "peak_rss_mb": round(peak_kb / 1024), "wall_s": round(wall, 1), "exit": proc.returncode,
+                "outcome": f"books={len(ids)} pages={pages} entries={entries} largest_message={largest / 2**20:.2f} MB"}
+
+
 CASES = {
     "one-line": lambda d, a: make_one_line(d / "one-line.md", a.size_mb << 20),
     "normal-lines": lambda d, a: make_lines(d / "normal-lines.md", a.size_mb << 20, headings=True),
     "text-lines": lambda d, a: make_lines(d / "text-lines.txt", a.size_mb << 20, headings=False),
     "pdf-headings": lambda d, a: make_heading_pdf(d / "pdf-headings.pdf", a.headings),
+    "toc-resource": None,  # not a generated file: see measure_toc_resource
 }
 
 
 def measure(case: str, args: argparse.Namespace) -> dict[str, object]:
     """Generate the input, scan it in a child process, return its peak RSS."""
+    if case == "toc-resource":
+        return measure_toc_resource(args)
     with tempfile.TemporaryDirectory(prefix=f"gmtool-mem-{case}-") as tmp:
         lib = Path(tmp) / "lib"
         lib.mkdir()
@@ -140,6 +214,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=50)
     ap.add_argument("--headings", type=int, default=200_000)
+    ap.add_argument("--toc-headings", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--only", nargs="*", choices=sorted(CASES))
     ap.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
@@ -151,7 +226,7 @@ def main() -> int:
     for case in args.only or list(CASES):
         # a fresh wrapper per case: RUSAGE_CHILDREN is a maximum over all children so far
         cmd = [sys.executable, __file__, "--case", case, "--size-mb", str(args.size_mb),
-               "--headings", str(args.headings), "--workers", str(args.workers)]
+               "--headings", str(args.headings), "--toc-headings", str(args.toc_headings), "--workers", str(args.workers)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{case}: bench failed: {out.stderr.strip()[-300:]}")

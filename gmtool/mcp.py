@@ -20,6 +20,7 @@ from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlencode
 
 import anyio
 import anyio.from_thread
@@ -28,14 +29,16 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import FastMCPError, ResourceError, ToolError, ValidationError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
-from mcp_types import CallToolRequestParams, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, TextContent, ToolAnnotations
 from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
 
 from gmtool.engine import Engine
 from gmtool.errors import GmtoolError, UsageError
+from gmtool.mcpstdio import serve_stdio
 from gmtool.present import mcpout
-from gmtool.present.jsonout import scan_dict, search_dict, toc_dict
+from gmtool.present.jsonout import scan_dict, search_dict
 from gmtool.present.shapes import IndexOut, LibraryOut, ScanOut, SearchOut, TocOut
 from gmtool.types import CONTENT_TYPES, ReadResult
 
@@ -67,6 +70,21 @@ PAGE_NUMBER = re.compile(r"[0-9]{1,9}")
 # --- errors: one line for the client, one line for the log ------------------------------------------------------
 
 
+class ResourceFailure(ResourceError, MCPError):
+    """An expected failure to read a resource, as the wire carries it: JSON-RPC -32602 when the URI
+    names what is not there or asks for it wrongly, -32000 when the index cannot answer (never
+    -32603, which says the server broke), with gmtool's code, message and hint in `data`.
+    A ResourceError first, so fastmcp logs it at its level and passes the MCPError on as it is."""
+
+    def __init__(self, rpc_code: int, line: str, data: dict[str, str]) -> None:
+        MCPError.__init__(self, rpc_code, line, data)
+        self.log_level = logging.DEBUG
+
+
+SERVER_ERROR = -32000  # JSON-RPC's range for an implementation's own errors: the index, not the request
+NOT_THERE = frozenset({"SOURCE_NOT_FOUND", "SECTION_NOT_FOUND", "SECTION_NOT_ON_PAGE"})
+
+
 def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool) -> FastMCPError:
     """The client's error for `exc`, logged once (code and message) as this server's own line.
 
@@ -80,7 +98,11 @@ def failure(exc: BaseException, tool: str, kind: type[FastMCPError], debug: bool
         hint = "the server's log has the details (start it with `gmtool --debug serve` for the traceback); please report it"
     traced = debug and exc.__traceback__ is not None  # an argument error has no traceback worth showing
     log.log(level, "%s: %s", tool, mcpout.error_line(code, message), exc_info=exc if traced else None)
-    return kind(mcpout.error_line(code, message, hint), log_level=logging.DEBUG)
+    line = mcpout.error_line(code, message, hint)
+    if kind is ResourceError and isinstance(exc, GmtoolError):
+        rpc = INVALID_PARAMS if isinstance(exc, UsageError) or code in NOT_THERE else SERVER_ERROR
+        return ResourceFailure(rpc, line, {"code": code, "message": mcpout.one_line(message), "hint": hint})
+    return kind(line, log_level=logging.DEBUG)
 
 
 def argument_error(exc: ValidationError, schema: dict[str, Any]) -> UsageError:
@@ -224,6 +246,13 @@ def _listed(v: list[str] | None) -> list[str] | None:
     return None if v is None else list(v)
 
 
+def query_number(name: str, text: str) -> int:
+    """A resource URI's numeric query value (?depth=2): a whole number from 1, else INVALID_ARGUMENT."""
+    if not PAGE_NUMBER.fullmatch(text) or int(text) < 1:
+        raise UsageError("INVALID_ARGUMENT", f"{name}={text!r} is not a whole number from 1", f"e.g. ?{name}=2")
+    return int(text)
+
+
 def page_number(n: str) -> int:
     """A resource URI's page segment: digits, else INVALID_PAGE (as for page 0 or one past the end)."""
     if not PAGE_NUMBER.fullmatch(n):
@@ -358,10 +387,23 @@ def _add_resources(mcp: FastMCP, svc: Service) -> None:
         """The indexed books (the list_library JSON)."""
         return read("gmtool://sources", lambda e: mcpout.library_out(e.sources() if e.has_index() else []))
 
-    @mcp.resource("gmtool://source/{source_id}/toc", mime_type="application/json")
-    def toc_resource(source_id: str) -> str:
-        """A book's whole table of contents as a tree (the `gmtool toc --json` shape)."""
-        return read(f"gmtool://source/{source_id}/toc", lambda e: toc_dict(e.toc(source_id)))
+    @mcp.resource("gmtool://source/{source_id}/toc{?depth,cursor}", mime_type="application/json")
+    def toc_resource(source_id: str, depth: str | None = None, cursor: str | None = None) -> str:
+        """A book's table of contents, flattened in document order (the get_library_toc shape), paged:
+        when next_cursor is set, read next_uri for the rest. ?depth=N shows N nesting levels."""
+        def toc_uri(**query: str | None) -> str:
+            given = {k: v for k, v in query.items() if v is not None}
+            return f"gmtool://source/{source_id}/toc" + (f"?{urlencode(given)}" if given else "")
+
+        def page(e: Engine) -> dict[str, Any]:
+            levels = None if depth is None else query_number("depth", depth)
+            data: dict[str, Any] = dict(mcpout.toc_page(e.toc(source_id, depth=levels), cursor,
+                                                        mcpout.RESOURCE_PAGE_CHARS))
+            after = data["next_cursor"]
+            data["next_uri"] = after and toc_uri(depth=depth, cursor=after)
+            return data
+
+        return read(toc_uri(depth=depth, cursor=cursor), page)
 
     @mcp.resource("gmtool://source/{source_id}/page/{n}", mime_type="application/json")
     def page_resource(source_id: str, n: str) -> str:
@@ -425,14 +467,13 @@ def release_old_snapshot() -> None:
 
 
 def run_server(library: Path | None, debug: bool = False) -> None:
-    """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages."""
+    """Serve over stdio until stdin closes. Logs go to stderr; stdout carries only MCP messages.
+    Ctrl-C raises KeyboardInterrupt once the server has stopped (the CLI exits 130)."""
     configure_logging(debug)
     hand_back_freed_memory()
     with redirect_stdout(sys.stderr):  # the transport has not claimed fd 1 yet
         mcp = build_server(library, debug)
     svc: Service = mcp.gmtool_service  # type: ignore[attr-defined]
     threading.Thread(target=svc.warm, name="gmtool-warm", daemon=True).start()
-    try:
-        mcp.run(transport="stdio", show_banner=False)
-    except KeyboardInterrupt:
-        pass
+    if serve_stdio(mcp):
+        raise KeyboardInterrupt

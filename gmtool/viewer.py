@@ -1,7 +1,8 @@
 """Open a book in the user's viewer at a section or a page.
 
 The command comes from $GMTOOL_PDF_VIEWER (a template with {path} and {page}; read once into
-the engine's Settings), else the first
+the engine's Settings; run with no shell, each field one argument, or shell-quoted inside a
+`sh -c` script), else the first
 viewer found on PATH that can jump to a page (zathura, evince, okular), else the desktop's
 generic opener (xdg-open / open), which cannot. Markdown and text files always go to the
 generic opener. Nothing here prints: the CLI decides what to show.
@@ -9,6 +10,7 @@ generic opener. Nothing here prints: the CLI decides what to show.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -43,8 +45,38 @@ def _fallback_opener() -> list[str] | None:
     return None
 
 
+# Programs whose `-c` argument is a shell script: a field substituted there is shell-quoted, so a
+# book named `$(touch pwned).pdf` stays one word. Anywhere else a field is one argv element already
+# (the viewer runs with no shell), and quoting it would put quote characters in the file name.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish"})
+_FIELD = re.compile(r"""(['"]?)\{(path|page)\}\1""")  # a field, with the quotes a template may put around it
+
+
+def _script_args(template: list[str]) -> set[int]:
+    """The positions of shell scripts in the template: the argument after a shell's -c (or -ec, -lc ...)."""
+    out: set[int] = set()
+    shell = False
+    for i, arg in enumerate(template):
+        if Path(arg).name in SHELLS:
+            shell = True
+        elif shell and arg.startswith("-") and not arg.startswith("--") and "c" in arg and i + 1 < len(template):
+            out.add(i + 1)
+            shell = False
+    return out
+
+
 def _fill(template: list[str], path: str, page: int) -> list[str]:
-    return [arg.replace("{path}", path).replace("{page}", str(page)) for arg in template]
+    """The template with its fields filled in, each one word: as it is in an argv element, shell-quoted
+    (replacing any quotes the template put around the field) in a shell script."""
+    values = {"path": path, "page": str(page)}
+    scripts = _script_args(template)
+    out = []
+    for i, arg in enumerate(template):
+        if i in scripts:
+            out.append(_FIELD.sub(lambda m: shlex.quote(values[m.group(2)]), arg))
+        else:
+            out.append(arg.replace("{path}", path).replace("{page}", values["page"]))
+    return out
 
 
 def _user_template(viewer: str) -> list[str]:

@@ -338,6 +338,31 @@ def test_missing_model_scan_and_ask_fall_back(sample_lib: Path, monkeypatch: pyt
     assert json.loads(cli.stdout)["mode"] == "keyword"
 
 
+@pytest.mark.parametrize("var", ["GMTOOL_MODEL", "GMTOOL_TOKENIZER"])
+def test_a_model_that_is_not_onnx_falls_back_to_keywords(embedded_copy: Path, tmp_path: Path, var: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text file as the model (or its tokenizer) once ended ask, scan and doctor in INTERNAL_ERROR."""
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    monkeypatch.setenv(var, str(text))
+    monkeypatch.setenv("GMTOOL_CACHE_DIR", str(tmp_path / "cache"))
+    lib = ["-L", str(embedded_copy)]
+    asked = runner.invoke(app, ["ask", TANK, "--json", *lib])
+    assert asked.exit_code == 0, asked.output
+    out = json.loads(asked.stdout)
+    assert out["mode"] == "keyword" and out["results"][0]["title"] == "Bulwark Mage"
+    assert [w for w in out["warnings"] if w.startswith("MODEL_UNSUPPORTED: ")], out["warnings"]
+    scanned = runner.invoke(app, ["scan", str(embedded_copy), "--force", "--json"])
+    assert scanned.exit_code == 0, scanned.output
+    report = json.loads(scanned.stdout)
+    assert report["indexed"] == 3 and report["embeddings_generated"] == 0
+    assert [w for w in report["warnings"] if w.startswith("MODEL_UNSUPPORTED: ")], report["warnings"]
+    doc = runner.invoke(app, ["doctor", "--json", *lib])
+    assert doc.exit_code == 0, doc.output
+    assert json.loads(doc.stdout)["model"]["error"].startswith("MODEL_UNSUPPORTED: ")
+    assert "INTERNAL_ERROR" not in asked.output + scanned.output + doc.output
+
+
 def test_damaged_source_gives_a_warning_not_a_crash(sample_lib: Path) -> None:
     Engine(sample_lib).scan(embed=False)
     store.source_file(sample_lib / ".gmtool", "bestiary").write_bytes(b"{broken")

@@ -1,7 +1,8 @@
-"""gmtool.rank: BM25 parity with rank_bm25, top_k, persistence, fuzzy title matching."""
+"""gmtool.rank: BM25 parity with rank_bm25 (given Lucene's idf), top_k, persistence, fuzzy title matching."""
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from pathlib import Path
@@ -20,11 +21,20 @@ QUERIES = [
     "fireball",
     "half-elf ability score increase",
     "saving throw against poison",
-    "the the the",  # a term in most documents: negative idf, floored to epsilon
+    "the the the",  # a term in most documents: Okapi's idf would be negative
     "grappling a creature",
     "magic missile magic",  # repeated token counts twice
     "zzzz unknownword",
 ]
+
+
+class LuceneOkapi(BM25Okapi):
+    """The reference: rank_bm25's BM25 (term frequencies, length norm) with Lucene's idf,
+    ln(1 + (N - n + .5) / (n + .5)), which no word present can make zero or negative."""
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
 
 
 _WORDS = (
@@ -62,7 +72,7 @@ def corpus(request):
 @pytest.mark.parametrize("query", QUERIES)
 def test_body_scores_match_rank_bm25(corpus, query):
     _titles, bodies = corpus
-    reference = BM25Okapi([tokenize(b) for b in bodies])
+    reference = LuceneOkapi([tokenize(b) for b in bodies])
     expected = reference.get_scores(tokenize(query))
     exact = BM25Index.build({"body": bodies}, dtype=np.float64)
     np.testing.assert_allclose(exact.scores(query), expected, rtol=0, atol=1e-6)
@@ -77,10 +87,28 @@ def test_weighted_fields_are_a_weighted_sum_of_single_field_bm25(corpus):
     )
     for query in QUERIES:
         q = tokenize(query)
-        expected = 3.0 * BM25Okapi([tokenize(t) for t in titles]).get_scores(q) + BM25Okapi(
+        expected = 3.0 * LuceneOkapi([tokenize(t) for t in titles]).get_scores(q) + LuceneOkapi(
             [tokenize(b) for b in bodies]
         ).get_scores(q)
         np.testing.assert_allclose(both.scores(query), expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("holding", [1, 2, 3, 4])
+def test_a_word_present_always_scores_above_zero(holding: int) -> None:
+    """Okapi's idf is 0 for a word in 2 of 4 documents and negative above that: such a word
+    could not be found in a small library (issue 25: `search frostbrand`)."""
+    bodies = ["a frostbrand rune" if i < holding else f"plain text number {i}" for i in range(4)]
+    idx = BM25Index.build({"body": bodies})
+    scores = idx.scores("frostbrand")
+    assert (scores[:holding] > 0).all() and not scores[holding:].any()
+    assert top_k(scores, 10).tolist() == list(range(holding))
+
+
+def test_a_commoner_word_weighs_less() -> None:
+    bodies = [" ".join(["alpha"] * (i < 1) + ["beta"] * (i < 2) + ["gamma"] * (i < 3) + ["delta"]) for i in range(4)]
+    idx = BM25Index.build({"body": bodies}, dtype=np.float64)
+    first = [idx.scores(w)[0] for w in ("alpha", "beta", "gamma", "delta")]
+    assert first == sorted(first, reverse=True) and first[-1] > 0
 
 
 def test_dict_query_weights_each_token():

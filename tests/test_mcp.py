@@ -221,10 +221,13 @@ def test_search_ask_and_toc_match_cli_json(sample: Server) -> None:
     assert _cli_json("search", "fog", "veil", "-n", "5", "-L", str(sample.lib)) == data
     asked = sample.ok("ask_books", {"query": "hide in fog", "limit": 3, "content_types": ["spell"]})
     assert _cli_json("ask", "hide in fog", "-n", "3", "--type", "spell", "-L", str(sample.lib)) == asked
-    # one TOC shape: `toc --json` and the toc resource are the same tree
-    tree = sample.resource("gmtool://source/grimoire/toc")
-    assert tree["source_id"] == "grimoire" and tree["entries"][0]["children"]
-    assert _cli_json("toc", "grimoire", "-L", str(sample.lib)) == tree
+    # one TOC: the toc resource pages through `toc --json`'s tree flattened, as get_library_toc does
+    from gmtool.present.jsonout import toc_rows
+    from gmtool.types import TocResult
+
+    toc = sample.resource("gmtool://source/grimoire/toc")
+    assert toc == {**sample.ok("get_library_toc", {"source_id": "grimoire"}), "next_uri": None}
+    assert toc["entries"] == toc_rows(TocResult(**_cli_json("toc", "grimoire", "-L", str(sample.lib)), total=0))
 
 
 def test_search_filters(sample: Server) -> None:
@@ -341,7 +344,7 @@ def test_resources(sample: Server) -> None:
     page = sample.resource("gmtool://source/grimoire/page/1")
     assert page["page"] == 1 and page["text"]
     templates = {t.uri_template for t in sample.run(lambda c: c.list_resource_templates())}
-    assert templates == {"gmtool://source/{source_id}/toc", "gmtool://source/{source_id}/page/{n}"}
+    assert templates == {"gmtool://source/{source_id}/toc{?depth,cursor}", "gmtool://source/{source_id}/page/{n}"}
     assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/abc")
     assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/0")
     assert "INVALID_PAGE" in sample.resource_error("gmtool://source/grimoire/page/-3")

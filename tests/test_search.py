@@ -239,6 +239,33 @@ def test_limit_default_and_respected(tmp_path: Path) -> None:
     assert len(Engine(lib).search("spark").results) == 20
 
 
+WINTER_GEAR = """## Ice Axe
+
+A sturdy axe with a frostbrand rune along the haft. It bites deep into glacier ice.
+
+## Snow Boots
+
+Fur-lined boots that keep a traveller's feet warm on long marches.
+
+## Wolf Pelt Cloak
+
+A heavy cloak, etched with a frostbrand sigil, that turns the worst of the wind.
+
+## Lantern Oil
+
+A flask of oil that burns for six hours in a hooded lantern.
+"""
+
+
+def test_a_word_in_half_the_entries_is_found(tmp_path: Path) -> None:
+    """Four entries, two of them with the word: Okapi's idf made it worth nothing (issue 25)."""
+    lib = _scanned(tmp_path / "lib", {"winter.md": WINTER_GEAR})
+    assert len(Engine(lib).toc("winter").entries) == 4
+    hits = _search(lib, "frostbrand")["results"]
+    assert {h["title"] for h in hits} == {"Ice Axe", "Wolf Pelt Cloak"}
+    assert _search(lib, "frostbrand rune")["results"][0]["title"] == "Ice Axe"
+
+
 @pytest.mark.parametrize("query", ["", "   ", "\t \n"])
 def test_empty_query_is_a_usage_error(books: Path, query: str) -> None:
     for extra in ([], ["--json"]):

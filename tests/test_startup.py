@@ -130,9 +130,11 @@ def _keyword_files(lib: Path) -> tuple[Path, Path]:
 
 
 def test_mapped_matrices_equal_the_checked_read(sample_scanned: Path) -> None:
-    for path, fmt in zip(_keyword_files(sample_scanned), ("gmtool-bm25", "gmtool-fuzzy"), strict=True):
-        full, meta = load_arrays(path, fmt, 1)
-        mapped, mapped_meta = load_arrays(path, fmt, 1, mapped=True)
+    from gmtool.rank import bm25, fuzzy
+
+    for path, mod in zip(_keyword_files(sample_scanned), (bm25, fuzzy), strict=True):
+        full, meta = load_arrays(path, mod.FORMAT, mod.FORMAT_VERSION)
+        mapped, mapped_meta = load_arrays(path, mod.FORMAT, mod.FORMAT_VERSION, mapped=True)
         assert mapped_meta == meta and mapped.keys() == full.keys()
         for k, arr in full.items():
             assert mapped[k].dtype == arr.dtype and np.array_equal(mapped[k], arr), k

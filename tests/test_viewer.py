@@ -6,6 +6,7 @@ Viewers are detected on PATH, so each test points PATH at a folder of fake execu
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 import time
@@ -165,3 +166,49 @@ def test_open_launches_the_viewer_detached(lib: Path, bindir: Path, tmp_path: Pa
     while not log.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert log.read_text(encoding="utf-8").splitlines() == ["-P", "2", str(lib / "grimoire.pdf")]
+
+
+HOSTILE = "$(touch pwned) `touch pwned2`; touch pwned3 'q\".pdf"
+
+
+@pytest.mark.parametrize("template", [
+    "sh -c 'printf \"%s\\n\" {path} > seen.txt'",
+    "sh -c 'printf \"%s\\n\" \"{path}\" > seen.txt'",
+    "bash -ec \"printf '%s\\n' '{path}' > seen.txt\"",
+    "env sh -c 'printf \"%s\\n\" {path} > seen.txt' viewer",
+])
+def test_a_shell_template_gets_the_file_name_as_one_word(tmp_path: Path, template: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `sh -c` template once ran commands from a book's name: the fields are shell-quoted there."""
+    import subprocess
+
+    path = str(tmp_path / HOSTILE)
+    _name, argv, _page = build_command(path, 3, viewer=template)
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(argv, check=True, timeout=10, cwd=tmp_path)
+    assert (tmp_path / "seen.txt").read_text(encoding="utf-8") == path + "\n"
+    assert not [p.name for p in tmp_path.glob("pwned*")]
+
+
+def test_open_with_a_shell_viewer_runs_nothing_from_the_file_name(tmp_path: Path) -> None:
+    """The whole way: a book named `$(touch pwned).pdf` indexed and opened through `sh -c`."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy2(SAMPLE / "grimoire.pdf", lib / "$(touch pwned).pdf")
+    _scan(lib, tmp_path / "config")
+    [sid] = [s["source_id"] for s in json.loads(runner.invoke(app, ["ls", "-L", str(lib), "--json"]).stdout)["sources"]]
+    seen = tmp_path / "seen.txt"
+    template = f"sh -c 'cd {shlex.quote(str(tmp_path))} && printf \"%s %s\\n\" {{page}} {{path}} > seen.tmp && mv seen.tmp seen.txt'"
+    env = {"GMTOOL_PDF_VIEWER": template}
+    res = runner.invoke(app, ["open", "-L", str(lib), sid, "-p", "2"], prog_name="gmtool", env=env)
+    assert res.exit_code == 0, res.output
+    deadline = time.monotonic() + 10
+    while not seen.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen.read_text(encoding="utf-8") == f"2 {lib / '$(touch pwned).pdf'}\n"
+    assert not (tmp_path / "pwned").exists() and not (lib / "pwned").exists()
+
+
+def test_fields_outside_a_shell_script_are_not_quoted() -> None:
+    _name, argv, _page = build_command("/x/a b.pdf", 7, viewer="viewer --file={path} -c {page}")
+    assert argv == ["viewer", "--file=/x/a b.pdf", "-c", "7"]

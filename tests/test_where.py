@@ -173,3 +173,30 @@ def test_list_fields_match_one_of_their_words() -> None:
     assert not matches({"armor": []}, parse_where(["armor=heavy"]))
     with pytest.raises(UsageError):
         parse_where(["armor>=heavy"])
+
+
+@pytest.mark.parametrize("expr", ["level>=nan", "level>=inf", "cr<=-inf", "level>=1e400", "cr=nan..3",
+                                  "cr=1" + "0" * 400 + "/3", "cr=Infinity"])
+def test_non_finite_numbers_are_invalid_filter(expr: str) -> None:
+    """nan never compares and inf cannot be an int: both used to end in INTERNAL_ERROR."""
+    with pytest.raises(UsageError) as err:
+        parse_where([expr])
+    assert err.value.code == "INVALID_FILTER" and "finite" in err.value.message
+    assert err.value.exit_code == EXIT_USAGE
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), "nan", ">=inf", "1e400"])
+def test_non_finite_numbers_are_invalid_filter_in_the_dict_form(value: object) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_where_dict({"level": value})
+    assert err.value.code == "INVALID_FILTER"
+
+
+def test_where_nan_exits_2_in_the_cli(sample_scanned) -> None:
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+
+    res = CliRunner().invoke(app, ["search", "--library", str(sample_scanned), "--where", "level>=nan", "fire"])
+    assert res.exit_code == EXIT_USAGE, res.output
+    assert "INVALID_FILTER" in res.output and "INTERNAL_ERROR" not in res.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -65,17 +66,22 @@ def toc_dict(r: TocResult) -> TocTreeOut:
 
 def toc_rows(r: TocResult) -> list[TocNodeOut]:
     """The tree flattened in document order; `depth` (1 = top) replaces the children."""
-    out: list[TocNodeOut] = []
+    return list(iter_toc_rows(r))
 
-    def walk(nodes: list[TocNode], depth: int) -> None:
-        for n in nodes:
-            row: dict[str, Any] = {k: v for k, v in n.items() if k != "children"}
-            row["depth"] = depth
-            out.append(cast("TocNodeOut", row))
-            walk(n["children"], depth + 1)
 
-    walk(r.entries, 1)
-    return out
+def iter_toc_rows(r: TocResult) -> Iterator[TocNodeOut]:
+    """toc_rows one at a time: a page of a large book's TOC then copies only its own rows."""
+    stack: list[tuple[Iterator[TocNode], int]] = [(iter(r.entries), 1)]
+    while stack:
+        nodes, depth = stack[-1]
+        n = next(nodes, None)
+        if n is None:
+            stack.pop()
+            continue
+        row: dict[str, Any] = {k: v for k, v in n.items() if k != "children"}
+        row["depth"] = depth
+        yield cast("TocNodeOut", row)
+        stack.append((iter(n["children"]), depth + 1))
 
 
 def to_data(obj: Any) -> Any:

@@ -7,19 +7,24 @@ only the size limits and the text are MCP's own.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
-from gmtool.present.jsonout import source_dict, toc_rows
+from gmtool.present.jsonout import iter_toc_rows, source_dict
 from gmtool.present.terminal import line as one_line  # a file name or an argument can hold control characters
 
 if TYPE_CHECKING:
-    from gmtool.present.shapes import LibraryOut, ScanOut, SearchOut, TocOut
+    from gmtool.present.shapes import LibraryOut, ScanOut, SearchOut, TocNodeOut, TocOut
     from gmtool.types import SourceMeta, TocResult, VerifyReport
 
 MAX_CHARS = 20_000  # every tool result stays under this (structured JSON); clients truncate larger ones
 PAGE_CHARS = 15_000  # one TOC page's budget, leaving room for the envelope under MAX_CHARS
+# One page of the TOC resource: a client reads a resource whole, not into a model's context, so
+# pages are larger (a 3,000-entry SRD in one or two), yet a book of a million headings (172 MB
+# as one message once) still comes in messages of about 1 MB.
+RESOURCE_PAGE_CHARS = 1_000_000
 REPORT_ITEMS = 100  # a scan report lists at most this many files, failures and warnings
 EMPTY_LIBRARY = "No sources indexed yet; run scan_library"
 
@@ -96,24 +101,25 @@ def library_out(metas: list[SourceMeta]) -> LibraryOut:
 
 
 def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> TocOut:
-    """One page of the flattened TOC under `budget` characters; next_cursor resumes after it."""
-    rows = toc_rows(res)
+    """One page of the flattened TOC under `budget` characters; next_cursor resumes after it.
+    Only the page's own rows are made (a book can have a hundred thousand)."""
     start = 0
     if cursor is not None:
         start = int(cursor) if cursor.isdigit() else -1
-        if not 0 <= start < max(len(rows), 1):
-            raise UsageError("INVALID_CURSOR", f"'{cursor}' is not a cursor from get_library_toc",
+        if not 0 <= start < max(res.total, 1):
+            raise UsageError("INVALID_CURSOR", f"'{cursor}' is not a cursor from a previous page",
                              "pass next_cursor from the previous page, or leave cursor out")
-    end = start
+    page: list[TocNodeOut] = []
     used = 0
-    while end < len(rows):
-        n = size(rows[end]) + 2
-        if end > start and used + n > budget:
+    for row in itertools.islice(iter_toc_rows(res), start, None):
+        n = size(row) + 2
+        if page and used + n > budget:
             break
         used += n
-        end += 1
+        page.append(row)
+    end = start + len(page)
     return {"source_id": res.source_id, "source_name": res.source_name, "file": res.file,
-            "entries": rows[start:end], "total": len(rows), "next_cursor": str(end) if end < len(rows) else None}
+            "entries": page, "total": res.total, "next_cursor": str(end) if end < res.total else None}
 
 
 # --- text renderings ----------------------------------------------------------------------------------

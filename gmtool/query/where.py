@@ -10,6 +10,7 @@ A field that is None never satisfies a condition, not even `!=`. Pure Python.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,13 +61,28 @@ def _number(field: str, kind: str, text: str) -> int | float:
     try:
         if "/" in t:
             num, den = t.split("/", 1)
-            value = int(num) / int(den)
+            value = _ratio(int(num), int(den))
         else:
             value = float(t)
     except (ValueError, ZeroDivisionError):
         raise _fail(
             f"'{text}' is not a number (field '{field}' is numeric)", hint="e.g. cr=1/4, level>=3"
         ) from None
+    return _finite(field, kind, value, text)
+
+
+def _ratio(num: int, den: int) -> float:
+    try:
+        return num / den
+    except OverflowError:  # a fraction too large for a float
+        return math.inf
+
+
+def _finite(field: str, kind: str, value: float, text: object) -> int | float:
+    """nan matches nothing and inf (also what 1e400 reads as) is no field's value: both are refused
+    here, where the filter is read, rather than failing (or matching nothing) at comparison time."""
+    if not math.isfinite(value):
+        raise _fail(f"'{text}' is not a finite number (field '{field}' is numeric)", hint="e.g. cr=1/4, level>=3")
     if kind == "int" and value == int(value):
         return int(value)
     return value
@@ -147,7 +163,7 @@ def parse_where_dict(spec: Mapping[str, Any] | None) -> list[Condition]:
             if FIELD_TYPES[field] not in ("int", "float"):
                 conds.append(_condition(field, "=", str(raw)))
             else:
-                conds.append(Condition(field, "=", raw))
+                conds.append(Condition(field, "=", _finite(field, FIELD_TYPES[field], raw, raw)))
             continue
         if not isinstance(raw, str):
             raise _fail(f"unsupported value for field '{name}': {raw!r}")

@@ -1,9 +1,12 @@
 """Okapi BM25 scored once, at build time, into a sparse CSC matrix (docs x vocab).
 
 The design follows xhluca/bm25s: every (doc, term) weight is precomputed, so a query only
-slices its own columns and adds them. Scores match `rank_bm25.BM25Okapi` exactly (k1=1.5,
-b=0.75, idf = ln((N - df + .5) / (df + .5)) with negative idfs floored to
-epsilon * mean idf); tests/test_bm25.py checks the parity.
+slices its own columns and adds them. Scores are `rank_bm25.BM25Okapi`'s (k1=1.5, b=0.75) with
+Lucene's idf, ln(1 + (N - df + .5) / (df + .5)), in place of Okapi's ln((N - df + .5) / (df + .5)):
+Okapi's is zero for a word in half the documents and negative above that (rank_bm25 floors the
+negatives, not the zeros), so in a small library, or a book about one monster, a word that is
+there could not be found. Lucene's is positive for every word present and falls as the word
+gets commoner. tests/test_bm25.py checks the parity with rank_bm25 given that idf.
 
 Several text fields (title, body...) are each scored as their own BM25 and summed with
 fixed weights. Because the weights are fixed at build time the per-field matrices are
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["BM25Index", "Csc", "Tokenized", "load_arrays", "load_matrix", "save_arrays", "tokenize_block", "top_k"]
 
 FORMAT = "gmtool-bm25"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: Lucene's idf (1: Okapi's, negatives floored)
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -211,9 +214,6 @@ class Csc(NamedTuple):
         return {"data": self.data, "indices": self.indices, "indptr": self.indptr}
 
 
-        return sp.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
-
-
 def load_matrix(
     path: Path, fmt: str, version: int, terms_key: str, mapped: bool = False
 ) -> tuple[Csc, list[str], dict[str, np.ndarray], dict[str, Any]]:
@@ -257,7 +257,6 @@ class BM25Index:
 
     k1 = 1.5
     b = 0.75
-    epsilon = 0.25
 
     def __init__(self, matrix: Csc, vocab: dict[str, int], meta: dict[str, Any] | None = None):
         self.matrix = matrix  # docs x vocab, weighted BM25 of every field summed
@@ -275,7 +274,7 @@ class BM25Index:
         tokenizer: Tokenizer = tokenize,
         dtype: Any = np.float32,
     ) -> BM25Index:
-        """Score every field as its own BM25 (rank_bm25.BM25Okapi) and sum them with `weights`.
+        """Score every field as its own BM25 (see the module docstring) and sum them with `weights`.
 
         fields: name -> one text per document (all lists the same length).
         weights: name -> weight (default 1.0 for a field not named).
@@ -342,7 +341,7 @@ class BM25Index:
         cls, rows: np.ndarray, cols: np.ndarray, n_docs: int, n_terms: int,
         counts: np.ndarray | None = None, doc_len: np.ndarray | None = None,
     ) -> sp.csc_matrix:
-        """BM25 weights of one field as a float64 CSC matrix, exactly as rank_bm25 computes them.
+        """BM25 weights of one field as a float64 CSC matrix (rank_bm25's, with Lucene's idf).
         `counts` are the term frequencies of the (row, col) pairs (1 each when not given);
         `doc_len` the tokens per document (counted from the pairs when not given)."""
         import scipy.sparse as sp
@@ -356,10 +355,7 @@ class BM25Index:
         df = np.bincount(tf.indices, minlength=n_terms)
         present = df > 0
         idf = np.zeros(n_terms, dtype=np.float64)
-        idf[present] = np.log(n_docs - df[present] + 0.5) - np.log(df[present] + 0.5)
-        # rank_bm25 averages over the field's own vocabulary *before* flooring negatives.
-        eps = cls.epsilon * (idf[present].sum() / present.sum())
-        idf[present & (idf < 0)] = eps
+        idf[present] = np.log1p((n_docs - df[present] + 0.5) / (df[present] + 0.5))
         # per-nonzero: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
         row_of_nz = np.repeat(np.arange(n_docs), np.diff(tf.indptr))
         norm = cls.k1 * (1 - cls.b + cls.b * doc_len[row_of_nz] / avgdl)
@@ -418,7 +414,7 @@ class BM25Index:
             "shape": list(m.shape),
             "k1": self.k1,
             "b": self.b,
-            "epsilon": self.epsilon,
+            "idf": "lucene",
             "terms": terms,
             **self.meta,
         }

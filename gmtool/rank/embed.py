@@ -62,22 +62,32 @@ class Embedder:
                               "reinstall gmtool, or point GMTOOL_TOKENIZER at a tokenizer.json")
         self.threads = threads or _cpu_count()
         self.source_sha = file_sha256(self.source_path)
+        try:
+            variant = self._load(device)
+        except GmtoolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnxruntime and tokenizers raise their own types
+            raise unsupported(self.source_path, self.tokenizer_file, exc) from None
+        tok_sha = file_sha256(self.tokenizer_file)[:12]
+        self.fingerprint = f"{self.source_sha[:16]}{variant}-tok{tok_sha}-len{MAX_LEN}-{POOLING}"
+
+    # -- setup -----------------------------------------------------------------------------------
+
+    def _load(self, device: str) -> str:
+        """Tokenizer, session and a probe run; the fingerprint's variant. Whatever these raise means
+        the files are not a sentence-embedding model and tokenizer that this code can run."""
         self._tok = self._load_tokenizer()
         self._session, self.device, self.model_used, variant = self._open_session(device)
         self._inputs = {i.name: (i.type or "") for i in self._session.get_inputs()}
         if "input_ids" not in self._inputs:
-            raise GmtoolError("MODEL_UNSUPPORTED", f"{self.source_path} has no input_ids input",
-                              "GMTOOL_MODEL must be a sentence-embedding ONNX model (BERT-style inputs)")
+            raise GmtoolError("MODEL_UNSUPPORTED", f"{self.source_path} has no input_ids input", UNSUPPORTED_HINT)
         self._output = self._session.get_outputs()[0].name
         # The rewritten graph quantizes activations per tensor, so a text's vector would depend on the
         # other texts (and padding) in its batch; one text per run keeps vectors batch-independent,
         # and costs little because there is then no padding at all.
         self.per_text = variant != ""
-        tok_sha = file_sha256(self.tokenizer_file)[:12]
-        self.fingerprint = f"{self.source_sha[:16]}{variant}-tok{tok_sha}-len{MAX_LEN}-{POOLING}"
         self.dim = int(self._run_batch(self.tokenize(["dimension probe"]))[0].shape[-1])
-
-    # -- setup -----------------------------------------------------------------------------------
+        return variant
 
     def _load_tokenizer(self) -> Any:
         import tokenizers
@@ -298,6 +308,19 @@ class Embedder:
 
     def embed_query(self, text: str) -> numpy.ndarray:
         return self._run_batch(self.tokenize([text]))[0]
+
+
+UNSUPPORTED_HINT = ("GMTOOL_MODEL must name a sentence-embedding ONNX model (BERT-style inputs) and "
+                    "GMTOOL_TOKENIZER its tokenizer; unset them for the bundled model")
+
+
+def unsupported(model: Path, tokenizer: Path, exc: Exception) -> GmtoolError:
+    """MODEL_UNSUPPORTED for a model or tokenizer file that will not load or run (a text file, a
+    truncated download, another kind of network), naming what failed in one line."""
+    why = " ".join(str(exc).split())[:200]
+    return GmtoolError("MODEL_UNSUPPORTED",
+                       f"{model} (tokenizer {tokenizer}) is not a usable sentence-embedding model: "
+                       f"{type(exc).__name__}: {why}", UNSUPPORTED_HINT)
 
 
 def _cpu_count() -> int:

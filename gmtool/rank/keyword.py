@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gmtool.rank.fuzzy import TitleMatcher
     from gmtool.storage import store
 
-KEYWORD_VERSION = 6  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own)
+KEYWORD_VERSION = 7  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf)
 TITLE_WEIGHT = 3.0
 
 
