@@ -162,3 +162,31 @@ def test_fold_rows_keeps_the_best_copy_and_lists_the_others() -> None:
     assert [r.gid for r in every] == [1, 3, 0, 4, 5, 2]
     assert every[2].duplicate_of == 1 and every[4].duplicate_of == 4
     assert len(fold_rows([1, 3, 0, 4], [4, 3, 2, 1], copy, name, limit=2)) == 2
+
+
+def test_a_question_naming_a_presence_field_prefers_entries_that_have_it() -> None:
+    from gmtool.query.intent import presence_fields
+
+    types = ["class", "class", "class", "spell"]
+    fields = [
+        {"hit_die": 6, "armor": [], "spellcasting": "intelligence"},  # wizard-like
+        {"hit_die": 10, "armor": ["light", "medium", "heavy"], "spellcasting": "charisma"},  # paladin-like
+        {"hit_die": 10, "armor": ["light", "medium", "heavy"], "spellcasting": "none"},  # fighter-like
+        {"level": 1, "school": "evocation", "ritual": False},
+    ]
+    present = presence_fields(fields)
+    assert present == {"spellcasting"}  # every spell has a school; no entry is a ritual here
+    intent = read_intent("a tanky spellcaster class", set(), present)
+    assert [c.name for c in intent.concepts] == ["tough", "spellcasting"]
+    s = concept_scores(intent.concepts, types, fields)
+    assert s[1] > s[2] and s[1] > s[0] and s[3] == 0.0
+    negated = read_intent("a sturdy class that is not a spellcaster", set(), present)
+    n = concept_scores(negated.concepts, types, fields)
+    assert n[2] > n[1] > n[0]
+    assert read_intent("a fire spell", set(), present).concepts == []
+
+
+def test_a_quality_counts_only_where_the_question_names_a_type() -> None:
+    tank = read_intent("a human fighting something much bigger like a dragon or a tank", {"dragon"})
+    assert tank.concepts and "monster" in tank.types and not tank.named_types  # the kind alone asks for no fields
+    assert read_intent("a tanky spellcaster class", set()).named_types

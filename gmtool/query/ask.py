@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gmtool.query.fusion import Priors, fuse
-from gmtool.query.intent import Intent, concept_scores, library_kinds, read_intent
+from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_fields, read_intent
 from gmtool.query.ranking import RANKING
 from gmtool.query.search import Filters, make_hits, prepare, rows_for
 from gmtool.rank.units import units
@@ -96,7 +96,9 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
 
 def type_intent(query: str, lib: Library | None = None) -> Intent:
     """The question's intent, with the monster kinds of `lib` (none without a library)."""
-    return read_intent(query, _kinds(lib) if lib is not None else set())
+    if lib is None:
+        return read_intent(query, set())
+    return read_intent(query, _kinds(lib), _presence(lib))
 
 
 def _kinds(lib: Library) -> set[str]:
@@ -104,6 +106,14 @@ def _kinds(lib: Library) -> set[str]:
     if not isinstance(cached, set):
         cached = library_kinds(lib.titles_and_types()[1], lib.doc_fields(), RANKING.min_kind_entries)
         lib.cache["kinds"] = cached
+    return cached
+
+
+def _presence(lib: Library) -> set[str]:
+    cached = lib.cache.get("presence")
+    if not isinstance(cached, set):
+        cached = presence_fields(lib.doc_fields())
+        lib.cache["presence"] = cached
     return cached
 
 
@@ -123,10 +133,13 @@ def priors(lib: Library, intent: Intent, flt_types: list[str] | None) -> Priors:
             (t == "monster" and str((f or {}).get("type") or "").lower() in intent.kinds
              for t, f in zip(types, fields, strict=True)), dtype=np.float32, count=n)
     concept = np.zeros(n, dtype=np.float32)
-    if intent.concepts:
+    # A quality measures entries of a type the question asks for ("a tanky class"); in a question that
+    # names no type, "tank" is as likely a vehicle (more2 h39), so the fields stay out of it.
+    has_concept = bool(intent.concepts) and (intent.named_types or bool(flt_types))
+    if has_concept:
         concept = np.asarray(concept_scores(intent.concepts, types, lib.doc_fields()), dtype=np.float32)
     return Priors(type_match=type_match, typed=_typed(lib), kind_match=kind_match, concept=concept,
-                  has_type=bool(intent.types), has_kind=has_kind, has_concept=bool(intent.concepts))
+                  has_type=bool(intent.types), has_kind=has_kind, has_concept=has_concept)
 
 
 class _Dense:

@@ -59,6 +59,7 @@ class Intent:
     types: set[str] = field(default_factory=set)  # content types the question names
     kinds: set[str] = field(default_factory=set)  # monster kinds (the `type` field) it names
     concepts: list[Concept] = field(default_factory=list)  # qualities measured by typed fields
+    named_types: bool = False  # the question names a type in words ("class", "spell"), not only a monster kind
 
 
 def _stems(text: str) -> str:
@@ -71,20 +72,59 @@ def _has(q: str, word: str) -> bool:
     return _stems(word) in q
 
 
-def read_intent(query: str, kinds: set[str]) -> Intent:
-    """The types, kinds and concepts of a question. `kinds` are the library's monster kinds.
+NONE_VALUES = frozenset({"none", "no", "false", "", "-", "n/a"})  # a field value that says "has none"
+_NEGATIONS = frozenset({"no", "not", "without", "non", "never", "cannot", "cant"})
+
+
+def presence_fields(fields: list[dict[str, Any] | None]) -> set[str]:
+    """Fields that tell "has it" from "has none" in this library: yes/no fields, and text fields
+    some entries fill with a value and others with "none" (a class's spellcasting ability)."""
+    from gmtool.fieldspec import FIELD_TYPES
+
+    seen: dict[str, set[bool]] = {}
+    for f in fields:
+        for name, v in (f or {}).items():
+            kind = FIELD_TYPES.get(name)
+            if kind == "bool" and isinstance(v, bool):
+                seen.setdefault(name, set()).add(v)
+            elif kind == "str" and isinstance(v, str):
+                seen.setdefault(name, set()).add(v.strip().lower() not in NONE_VALUES)
+    return {name for name, values in seen.items() if values == {True, False}}
+
+
+def _field_concepts(q: str, fields: set[str]) -> list[Concept]:
+    """A question that names a presence field ("spellcaster" for `spellcasting`, "ritual") prefers
+    entries that have it, or, after a negation ("without concentration"), entries that don't.
+    The words come from the library's own field names, not from a list."""
+    out = []
+    for name in sorted(fields):
+        stems = _stems(name.replace("_", " "))
+        at = q.find(stems)
+        if not stems.strip() or at < 0:
+            continue
+        before = q[:at].split()[-2:]  # "not a spellcaster", "without concentration"
+        sign = -1 if _NEGATIONS.intersection(before) else 1
+        out.append(Concept(name, (), (FieldPref(name, sign),)))
+    return out
+
+
+def read_intent(query: str, kinds: set[str], fields: set[str] | None = None) -> Intent:
+    """The types, kinds and concepts of a question. `kinds` are the library's monster kinds,
+    `fields` its presence fields (see presence_fields).
 
     A kind word ("undead", "dragon") means a monster is wanted only when the question names no
     other type: "race descended from dragons" wants a race, "spell that turns undead" a spell."""
     q = _stems(query)
     out = Intent()
     out.types = {t for t, words in TYPE_WORDS.items() if any(_has(q, w) for w in words)}
+    out.named_types = bool(out.types)
     if "rule" in out.types:
         out.types.add("condition")  # "what happens when…" is answered by rules and conditions alike
     out.kinds = {k for k in kinds if _has(q, k)}
     if out.kinds and not (out.types - {"monster"}):
         out.types.add("monster")
     out.concepts = [c for c in CONCEPTS if any(_has(q, w) for w in c.words)]
+    out.concepts += _field_concepts(q, fields or set())
     return out
 
 
@@ -102,7 +142,11 @@ def _value(name: str, v: Any) -> float | None:
     if name == "armor" and isinstance(v, (list, tuple)):
         ranks = [ARMOR_ORDER.index(a) + 1 for a in v if a in ARMOR_ORDER]
         return float(max(ranks, default=0))
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        return float(v.strip().lower() not in NONE_VALUES)
+    if not isinstance(v, (int, float)):
         return None
     return float(v)
 

@@ -31,7 +31,9 @@ class Ranking:
     w_typed: float = 0.05  # a tie-breaker for entities (a spell, a monster) over plain sections: outside D&D
     # the answer is often a plain rules section, and 0.1 buried those (tuning half 0.760 -> 0.782)
     w_kind: float = 0.2  # a monster of the kind the question names ("undead", "dragon")
-    w_concept: float = 0.25  # typed fields matching a concept of the question ("tanky" -> hit die, armour)
+    w_concept: float = 1.5  # typed fields matching a concept of the question ("tanky" -> hit die, armour, "spellcaster"
+    # -> spellcasting): fitted on the odd questions of bench/gold/concepts.jsonl on the 15-book library (0.487 -> 1.0;
+    # even half 0.75 -> 0.875); dev_ask, more/ask and more2/ask unchanged (their questions name no concept)
     min_kind_entries: int = 2  # a monster kind must type this many entries to count as a kind word
     # --- one row per thing (which texts are copies is decided at scan time: rank.copies) ---
     overfetch: int = 4  # candidates fetched per result row, so folding copies still fills the page
