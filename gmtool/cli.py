@@ -199,6 +199,7 @@ TypeOpt = typer.Option(
     "condition, rule.",
 )
 SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this book: id, file name or title (repeatable; see `gmtool ls`).")
+GroupOpt = typer.Option(False, "--group", "-g", help="One table per book, in order of its best result (default: one ranked list).")
 WhereOpt = typer.Option(
     None, "--where", "-w", metavar="EXPR",
     help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
@@ -330,6 +331,8 @@ def _report_exit(report: Any, as_json: bool) -> None:
         render_scan(_out_console(), report)
     if report.failed:
         raise typer.Exit(EXIT_PARTIAL)
+    if report.files_found == 0:  # NO_BOOKS: a scan of the wrong folder is a failure a script must see
+        raise typer.Exit(EXIT_ERROR)
 
 
 @app.command()
@@ -482,6 +485,7 @@ def search(
     where: Optional[list[str]] = WhereOpt,
     limit: int = typer.Option(20, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
     all_copies: bool = AllCopiesOpt,
+    group: bool = GroupOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -498,7 +502,7 @@ def search(
     from gmtool.present.table import render_search
 
     _warn(res.warnings)
-    render_search(_out_console(), res, _source_paths(eng))
+    render_search(_out_console(), res, _source_paths(eng), group=group)
 
 
 @app.command()
@@ -509,12 +513,15 @@ def ask(
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
     limit: int = typer.Option(10, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
-    min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", min=0.0, max=1.0, help="Drop results whose 0–1 relevance is below this."),
+    min_score: Optional[float] = typer.Option(
+        None, "--min-score", metavar="SCORE", min=0.0, max=1.0,
+        help="Drop results whose 0–1 relevance is below this (default: the calibrated floor of a good answer; 0 keeps all)."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
     ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
+    group: bool = GroupOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -528,7 +535,7 @@ def ask(
     from gmtool.present.table import render_search
 
     _warn(res.warnings)
-    render_search(_out_console(), res, _source_paths(eng), explain=explain)
+    render_search(_out_console(), res, _source_paths(eng), explain=explain, group=group)
 
 
 @app.command()
@@ -569,9 +576,17 @@ def open_cmd(
     if as_json:
         _print_json(res)
     else:
+        from gmtool.present.pages import page_ref
         from gmtool.present.terminal import line
 
-        typer.echo(line(res["command_line"] if dry_run else f"opened {res['path']} at page {res['page']}"))
+        at = page_ref(res["page"], res.get("page_label"))
+        if not dry_run:
+            typer.echo(line(f"opened {res['path']} at {at}"))
+        elif res["command_line"]:
+            typer.echo(line(res["command_line"]))
+        else:  # no viewer installed: still say where it would open
+            typer.echo(line(f"{res['path']} {at}"))
+            _warn(["VIEWER_NOT_FOUND: no PDF viewer found; set GMTOOL_PDF_VIEWER, e.g. 'zathura -P {page} {path}'"])
 
 
 @app.command()

@@ -141,10 +141,13 @@ def test_tools_schemas_and_annotations(sample: Server) -> None:
     props = {n: set(t.input_schema["properties"]) for n, t in by_name.items()}
     assert {"force"} <= props["scan_library"]
     assert props["list_library"] == {"format"}
-    assert props["get_library_toc"] == {"source_id", "depth", "content_type", "cursor"}
-    assert props["search_library"] == {"query", "content_types", "documents", "limit", "where", "all_copies"}
-    assert props["ask_books"] == {"query", "content_types", "documents", "limit", "min_score", "where", "all_copies"}
-    assert props["read_section"] == {"source_id", "title", "page", "max_chars"}
+    # the CLI's names (source, type, where, limit, min_score, all_copies), the old ones kept as aliases
+    assert props["get_library_toc"] == {"source", "depth", "type", "where", "cursor", "source_id", "content_type"}
+    assert props["search_library"] == {"query", "type", "source", "limit", "where", "all_copies", "content_types",
+                                       "documents"}
+    assert props["ask_books"] == {"query", "type", "source", "limit", "min_score", "where", "all_copies",
+                                  "content_types", "documents"}
+    assert props["read_section"] == {"source", "title", "page", "max_chars", "source_id"}
     assert {"files", "include", "exclude", "force", "verify"} <= props["index_library"]
     assert by_name["search_library"].input_schema["required"] == ["query"]
     schema = by_name["search_library"].output_schema
@@ -234,8 +237,8 @@ def test_search_filters(sample: Server) -> None:
     assert sample.ok("search_library", {"query": "lantern", "content_types": []})["results"] == []
     only = sample.ok("search_library", {"query": "lantern", "documents": ["grimoire"]})
     assert {h["source_id"] for h in only["results"]} == {"grimoire"}
-    unknown = sample.ok("search_library", {"query": "lantern", "documents": ["nope"]})
-    assert unknown["results"] == [] and any("grimoire" in w for w in unknown["warnings"])
+    text = sample.error_text("search_library", {"query": "lantern", "documents": ["nope"]})
+    assert text.startswith("SOURCE_NOT_FOUND") and "did you mean" in text
     assert sample.error_text("search_library", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
     assert sample.error_text("ask_books", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
 from gmtool.present.jsonout import source_dict, toc_rows
+from gmtool.present.pages import page_ref
 from gmtool.present.terminal import line as one_line  # a file name or an argument can hold control characters
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ _QUERY_HINTS = {
 def mcp_hint(code: str, hint: str, tool: str = "") -> str:
     if code == "INVALID_QUERY" and tool in _QUERY_HINTS:
         return _QUERY_HINTS[tool]
+    if code == "SOURCE_NOT_FOUND" and hint.startswith("did you mean"):  # keep the nearest ids
+        return hint.split(" (`gmtool", 1)[0] + "; " + MCP_HINTS[code]
     return MCP_HINTS.get(code, hint)
 
 
@@ -120,10 +123,8 @@ def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> To
 
 
 def where(d: Any) -> str:
-    """p.LABEL for a PDF page; l.N for a Markdown or text heading, which has a line, not a page."""
-    if d.get("line") is not None or d.get("page") is None:
-        return f"l.{d['line']}"
-    return f"p.{d.get('page_label') or d.get('page')}"
+    """The page (and printed page) of a PDF entry, the line of a Markdown or text one (present.pages)."""
+    return page_ref(d.get("page"), d.get("page_label"), d.get("line"))
 
 
 def library_text(data: LibraryOut) -> str:
@@ -158,7 +159,7 @@ def toc_text(data: TocOut) -> str:
 
 
 def read_text(d: dict[str, Any]) -> str:
-    at = f"line {d.get('line')}" if d["page"] is None else f"page {d['page_label'] or d['page']}"
+    at = page_ref(d["page"], d["page_label"], d.get("line"))
     loc = f"{d['source_name']} ({d['source_id']}), {at}"
     head = f"{d['title']} — {loc}" if d["title"] else loc
     nav = f"\n[previous: {d['previous_title'] or '-'} | next: {d['next_title'] or '-'}]"
