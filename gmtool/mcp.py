@@ -76,6 +76,7 @@ Types = Annotated[list[str] | str | None, Field(
 Sources = Annotated[list[str] | str | None, Field(
     description="only these books: id, unique start of an id, file name or title; None: all, []: none")]
 Source = Annotated[str | None, Field(description="the book: id, unique start of an id, file name or title")]
+Names = Annotated[list[str] | str | None, Field(description="an array of paths or globs (or one, as a string)")]
 OLD_NAME = "the old name of {}, still accepted"
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
@@ -348,9 +349,8 @@ def _add_write_tools(mcp: FastMCP, svc: Service) -> None:
         return result(data, mcpout.scan_text(data))
 
     @mcp.tool(annotations=WRITES)
-    async def index_library(ctx: Context, files: list[str] | None = None, include: list[str] | None = None,
-                            exclude: list[str] | None = None, force: bool = False, verify: bool = False,
-                            embed: bool = True) -> IndexOut:
+    async def index_library(ctx: Context, files: Names = None, include: Names = None, exclude: Names = None,
+                            force: bool = False, verify: bool = False, embed: bool = True) -> IndexOut:
         """Targeted indexing: exactly these files (paths relative to the library), or files matching
         include/exclude globs; force re-indexes unchanged files. verify=true only checks the index
         (missing, stale, orphaned, corrupt entries) and changes nothing."""
@@ -360,10 +360,15 @@ def _add_write_tools(mcp: FastMCP, svc: Service) -> None:
             v["problems"] = v["problems"][:mcpout.REPORT_ITEMS]
             return result({"action": "verify", "report": None, "verify": v}, mcpout.verify_text(rep))
         root = svc.engine.paths.library
-        paths = None if files is None else [p if p.is_absolute() else root / p for p in map(Path, files)]
         cb = progress_cb(ctx)
-        report = await anyio.to_thread.run_sync(lambda: svc.write("index_library", lambda e: e.index(
-            files=paths, include=include, exclude=exclude, force=force, embed=embed, progress=cb)))
+
+        def run(e: Engine) -> Any:
+            chosen = _listed(files, "files")
+            paths = None if chosen is None else [p if p.is_absolute() else root / p for p in map(Path, chosen)]
+            return e.index(files=paths, include=_listed(include, "include"), exclude=_listed(exclude, "exclude"),
+                           force=force, embed=embed, progress=cb)
+
+        report = await anyio.to_thread.run_sync(lambda: svc.write("index_library", run))
         data = mcpout.cap_scan(scan_dict(report))
         return result({"action": "index", "report": data, "verify": None}, mcpout.scan_text(data))
 

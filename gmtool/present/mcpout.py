@@ -139,11 +139,26 @@ def library_text(data: LibraryOut) -> str:
     return "\n".join(lines)
 
 
+def _hit_line(h: Any) -> str:
+    """One result: title, type, book, page, score; its copies elsewhere and a namesake marker."""
+    text = f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {where(h)} ({h['score']:.2f})"
+    if h.get("also_in"):
+        text += "; also in " + ", ".join(f"{c['source_id']} {where(c)}".rstrip() for c in h["also_in"])
+    if h.get("namesake_of"):
+        text += f"; namesake of {h['namesake_of']}'s (another edition or game)"
+    return text
+
+
 def search_text(data: SearchOut) -> str:
     lines = [f"{len(data['results'])} results for '{data['query']}' ({data['mode']})"]
-    for h in data["results"]:
-        lines.append(f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {where(h)}"
-                     f" ({h['score']:.2f})")
+    if data.get("message"):
+        lines.append(data["message"])
+    lines += [_hit_line(h) for h in data["results"]]
+    if data.get("weak"):
+        lines.append("nearest entries (weak):")
+        lines += [_hit_line(h) for h in data["weak"]]
+    if data.get("suggestions"):
+        lines.append("near misses: " + ", ".join(data["suggestions"]))
     lines += [f"warning: {w}" for w in data["warnings"]]
     return "\n".join(lines)
 

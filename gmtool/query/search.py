@@ -325,7 +325,8 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: 
     rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies, mask)
     hits = make_hits(lib, rows, set(content_tokens(q)))
     out = SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
-    if title_best < TITLE_MATCH and hits and _word_coverage(lib, q, mask, corrected=False) >= WORDS_MATCH:
+    if title_best < TITLE_MATCH and hits and not _named(hits, q) and \
+            _word_coverage(lib, q, mask, corrected=False) >= WORDS_MATCH:
         out.message = f"no entry is titled '{q}'; these entries mention it"
     return out
 
@@ -355,6 +356,14 @@ def _near_titles(lib: Library, q: str, mask: np.ndarray | None) -> tuple[float, 
         if titles[i] and titles[i] not in near:
             near.append(titles[i])
     return (float(sims.max()) if sims.size else 0.0), near
+
+
+def _named(hits: list[Hit], q: str) -> bool:
+    """Some result's title holds every word of the query ("fog" names Fog Veil)."""
+    from gmtool.textnorm import content_tokens, tokenize
+
+    words = set(content_tokens(q) or tokenize(q))
+    return any(words <= set(tokenize(h.title)) for h in hits)
 
 
 def _word_coverage(lib: Library, q: str, mask: np.ndarray | None, corrected: bool = True, joint: bool = True) -> float:
