@@ -186,6 +186,43 @@ MAX_LIMIT = 1000  # a result list longer than this is a dump, not an answer
 
 _state: dict[str, Any] = {"debug": False, "settings": None}  # set per invocation by _main
 
+# --- shell completion: book ids, types and fixed values ------------------------------------------------
+
+
+def _complete_sources(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The ids of the library's books (the --library given so far, else the default library)."""
+    try:
+        from gmtool.engine import Engine
+        from gmtool.settings import Settings
+
+        eng = Engine(ctx.params.get("library"), settings=Settings.from_env())
+        ids = [m.source_id for m in eng.sources()] if eng.has_index() else []
+    except Exception:  # noqa: BLE001 - completion must never print an error into the shell
+        return []
+    return [i for i in ids if i.startswith(incomplete)]
+
+
+def _complete_types(incomplete: str) -> list[str]:
+    from gmtool.types import CONTENT_TYPES
+
+    return [t for t in CONTENT_TYPES if t.startswith(incomplete)]
+
+
+def _complete_fields(incomplete: str) -> list[str]:
+    from gmtool.fieldspec import FIELD_TYPES
+
+    return [f"{f}=" for f in FIELD_TYPES if f.startswith(incomplete)]
+
+
+def _choices(*values: str) -> Callable[[str], list[str]]:
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+DEVICES = _choices("auto", "cpu", "cuda")
+
 LibraryOpt = typer.Option(
     None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
 )
@@ -194,14 +231,14 @@ AllCopiesOpt = typer.Option(
     False, "--all-copies", help="Show every book's copy of an entry as its own row (default: one row, with 'also in')."
 )
 TypeOpt = typer.Option(
-    None, "--type", "-t", metavar="TYPE",
+    None, "--type", "-t", metavar="TYPE", autocompletion=_complete_types,
     help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
     "condition, rule.",
 )
-SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this book: id, file name or title (repeatable; see `gmtool ls`).")
+SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", autocompletion=_complete_sources, help="Only this book: id, a unique start of it, file name or title (repeatable; see `gmtool ls`).")
 GroupOpt = typer.Option(False, "--group", "-g", help="One table per book, in order of its best result (default: one ranked list).")
 WhereOpt = typer.Option(
-    None, "--where", "-w", metavar="EXPR",
+    None, "--where", "-w", metavar="EXPR", autocompletion=_complete_fields,
     help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
 )
 
@@ -342,7 +379,7 @@ def scan(
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -380,7 +417,7 @@ def index_cmd(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -452,7 +489,8 @@ def ls_cmd(
 @app.command()
 @_handle
 def toc(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     depth: Optional[int] = typer.Option(None, "--depth", "-d", metavar="N", min=1, help="Show at most this many levels."),
     type_: Optional[list[str]] = TypeOpt,
     where: Optional[list[str]] = WhereOpt,
@@ -517,9 +555,9 @@ def ask(
         None, "--min-score", metavar="SCORE", min=0.0, max=1.0,
         help="Drop results whose 0–1 relevance is below this (default: the calibrated floor of a good answer; 0 keeps all)."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
-    ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
+    ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", autocompletion=_choices("hybrid", "bm25"), help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
     group: bool = GroupOpt,
     library: Optional[Path] = LibraryOpt,
@@ -541,7 +579,8 @@ def ask(
 @app.command()
 @_handle
 def show(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title, e.g. \"Fireball\"."),
     page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Show this physical page instead."),
     max_chars: int = typer.Option(8000, "--max-chars", metavar="N", min=0, help="Cut the text after this many characters (0: no cut)."),
@@ -561,7 +600,8 @@ def show(
 @app.command("open")
 @_handle
 def open_cmd(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title to open at."),
     page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Physical page to open at."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the viewer command instead of running it."),
@@ -592,7 +632,7 @@ def open_cmd(
 @app.command()
 @_handle
 def doctor(
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Device to test: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Device to test: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:

@@ -211,3 +211,30 @@ def test_group_gives_one_table_per_book_in_order_of_best_hit() -> None:
         assert owner == sid, (rank, sid)
         line = next(ln for ln in out.splitlines() if f"Entry {rank}" in ln)
         assert line.split()[0] == str(rank)
+
+
+# --- shell completion ----------------------------------------------------------------------------
+
+
+def _complete(words: str) -> list[str]:
+    """What bash completion offers for the last word of `words` (typer's own completion protocol)."""
+    import shlex
+
+    cword = len(shlex.split(words)) - (0 if words.endswith(" ") else 1)
+    env = {"_GMTOOL_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    res = CliRunner().invoke(app, [], env=env, prog_name="gmtool")
+    assert res.exit_code == 0, res.output
+    return res.output.split()
+
+
+def test_completion_offers_book_ids_types_and_fixed_values(sample_scanned: Path) -> None:
+    import shlex
+
+    sample = shlex.quote(str(sample_scanned))  # the folder's name needs quoting
+    assert _complete(f"gmtool toc -L {sample} ") == ["bestiary", "grimoire", "lantern-coast"]
+    assert _complete(f"gmtool show -L {sample} gr") == ["grimoire"]
+    assert _complete(f"gmtool search fog -L {sample} --source b") == ["bestiary"]
+    assert _complete("gmtool search --type mon") == ["monster"]
+    assert _complete("gmtool ask fog --device c") == ["cpu", "cuda"]
+    assert _complete("gmtool ask fog --ranker ") == ["hybrid", "bm25"]
+    assert "level=" in _complete("gmtool search --where le")
