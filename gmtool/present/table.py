@@ -178,30 +178,44 @@ def render_sources(
         console.print("[yellow]No sources indexed yet.[/] Run [bold]gmtool scan DIR[/] on your rulebook folder.")
         _render_problems(console, problems or [])
         return
-    t = Table(show_edge=False)
-    t.add_column("Source id", style="bold cyan", overflow="fold", min_width=10)
-    t.add_column("Title", overflow="fold", min_width=12)
-    t.add_column("Pages", justify="right", no_wrap=True)
-    t.add_column("Entries", justify="right", no_wrap=True)
-    t.add_column("Typed", justify="right", no_wrap=True)
-    t.add_column("Top types", overflow="fold", min_width=14)
-    t.add_column("Outline", no_wrap=True)
+    # One line a book. Below WIDE columns the title gives way (the id names the book, and a unique
+    # start of it is enough to type), and the type counts get the width that is left.
+    rows = [_source_row(m, verbose) for m in sources]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_SOURCE_HEADS)]
+    titled = verbose or console.width >= WIDE or sum(w + 2 for w in widths) <= console.width
+    if not titled:
+        widths[0] = min(widths[0], 26)
+        widths[5] = max(8, console.width - sum(w + 2 for i, w in enumerate(widths) if i not in (1, 5)) - 2)
+    t = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
+    for i, head in enumerate(_SOURCE_HEADS):
+        if i == 1 and not titled:
+            continue
+        right = head in ("Pages", "Entries", "Typed")
+        t.add_column(head, style="bold cyan" if i == 0 else None, justify="right" if right else "left",
+                     no_wrap=True, overflow="ellipsis", max_width=None if titled else widths[i])
     if verbose:
         t.add_column("File", overflow="fold")
         t.add_column("No text", justify="right", no_wrap=True)
         t.add_column("Indexed", no_wrap=True)
-    for m in sources:
-        top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
-        types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
-        typed = f"{m.typed_share:.0%}"
-        length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
-        row = [_s(m.source_id), _s(m.title), length, str(m.entry_count), typed, types,
-               "yes" if m.has_outline else "no"]
+    for m, row in zip(sources, rows, strict=True):
+        cells = [_s(c) for i, c in enumerate(row) if titled or i != 1]
         if verbose:
-            row += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
-        t.add_row(*row)
+            cells += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
+        t.add_row(*cells)
     console.print(t)
     _render_problems(console, problems or [])
+
+
+_SOURCE_HEADS = ("Source id", "Title", "Pages", "Entries", "Typed", "Top types", "TOC")
+
+
+def _source_row(m: SourceMeta, verbose: bool) -> list[str]:
+    """One book's cells, plain text, in _SOURCE_HEADS order."""
+    top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
+    types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
+    length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
+    return [m.source_id, m.title, length, str(m.entry_count), f"{m.typed_share:.0%}", types,
+            "yes" if m.has_outline else "no"]
 
 
 def _render_problems(console: Console, problems: list[Failure]) -> None:

@@ -72,11 +72,14 @@ def same_text(a: str, b: str) -> bool:
 
 
 def fields_agree(a: dict | None, b: dict | None) -> bool:
-    """Typed fields that both copies carry agree: one PDF lacks a "Classes:" line the other has,
-    which is no evidence that the texts differ."""
+    """The numbers both copies carry agree (a spell's level, a monster's challenge): they tell two
+    versions of a thing apart. Text fields do not: a PDF lacks a "Classes:" line the other has, or
+    its duration runs on into the description, which is no evidence that the texts differ."""
+    from gmtool.fieldspec import FIELD_TYPES
+
     if not a or not b:
         return True
-    return all(a[k] == b[k] for k in a.keys() & b.keys())
+    return all(a[k] == b[k] for k in a.keys() & b.keys() if FIELD_TYPES.get(k) in ("int", "float"))
 
 
 # "This work includes material taken from the System Reference Document 5.1 ("SRD 5.1")": an SRD
