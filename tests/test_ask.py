@@ -346,3 +346,18 @@ def test_damaged_source_gives_a_warning_not_a_crash(sample_lib: Path) -> None:
     assert res.results and all(h.source_id != "bestiary" for h in res.results)
     hits = Engine(sample_lib).search("saltglass").results
     assert all(h.source_id != "bestiary" for h in hits)
+
+
+# --- an honest "nothing found" (query.confidence) ---------------------------------------------------
+
+
+def test_an_off_topic_question_has_no_good_answer(lib: Path, eng: Engine) -> None:
+    res = runner.invoke(app, ["ask", "blockchain cryptocurrency tax law", "-L", str(lib)], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.stderr
+    assert "no good answer to 'blockchain cryptocurrency tax law'" in res.stdout
+    assert "nearest entries (weak):" in res.stdout
+    out = _ask_json("blockchain cryptocurrency tax law", "-L", str(lib))
+    assert out["results"] == [] and out["weak"] and out["confidence"] == 0.0
+    # a real question keeps its answer at the default floor, and an explicit 0 keeps every result
+    assert eng.ask(FALL).results[0].title == "Falling"
+    assert len(eng.ask("blockchain cryptocurrency tax law", min_score=0.0).results) == 10

@@ -360,3 +360,12 @@ def test_corpus_json_stdout_is_pure(corpus_lib: Path) -> None:
     assert code == 0 and err == ""
     data = json.loads(out)
     assert data["results"] == [] and data["message"] == "no entry matches 'grapple'"
+
+
+def test_a_query_matching_nothing_says_so(books: Path) -> None:
+    code, out, _ = _run("search", "xyzzy plugh", "--library", str(books))
+    assert code == 0 and out.startswith("no entry matches 'xyzzy plugh'")
+    typo = _search(books, "firbal")  # a typo still finds its name
+    assert typo["results"][0]["title"] == "Fireball" and "message" not in typo
+    text = _search(books, "streak")  # only in a text: said so
+    assert text["results"] and text["message"] == "no entry is titled 'streak'; these entries mention it"
