@@ -84,9 +84,9 @@ def evaluate(rows: list[dict[str, Any]], cfg: Any) -> dict[str, dict[str, float]
 
 
 def fit(rows: list[dict[str, Any]], base: Any) -> Any:
-    """The grid point of the fit half that empties the most off-topic questions, less three times the
-    share of development answers it loses (at most 8 %); ties go to the lower floor, then to the wider
-    ramp (a graded confidence rather than a step), then to the smaller coverage weight."""
+    """The grid point of the fit half that empties the most off-topic questions and loses no development
+    answer; ties go to the lower floor, then to the wider ramp (a graded confidence rather than a step),
+    then to the smaller coverage weight."""
     best, best_key = base, None
     lows = [x / 100 for x in range(15, 50, 2)]
     spans = [x / 100 for x in range(4, 31, 4)]
@@ -95,7 +95,7 @@ def fit(rows: list[dict[str, Any]], base: Any) -> Any:
         cfg = dataclasses.replace(base, similarity_low=lo, similarity_high=round(lo + span, 2), coverage_weight=weight,
                                   ask_min_score=floor)
         m = evaluate(rows, cfg)["fit"]
-        if m["dev_lost"] > 0.08:
+        if m["dev_lost"] > 0.0:
             continue
         key = (round(m["offtopic_empty"] - 3 * m["dev_lost"], 6), -floor, span, -weight)
         if best_key is None or key > best_key:

@@ -26,8 +26,9 @@ def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarr
     """The largest rarity-weighted share of the question's words that one entry holds (0-1). A
     question the library answers has an entry with most of its words; an off-topic one finds each
     word somewhere ("quantum" in one book, "simply" in another) but not together. A word no entry
-    uses weighs as much as the rarest word that is used. Not `joint`: the share that some entry or
-    other holds. Only the entries `mask` keeps count (the filters)."""
+    uses weighs as much as the question's average known word (a paraphrase, "musician", must not
+    outweigh the rest); with no known word at all, nothing is covered. Not `joint`: the share that
+    some entry or other holds. Only the entries `mask` keeps count (the filters)."""
     import numpy as np
 
     if not tokens:
@@ -35,21 +36,26 @@ def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarr
     bm25, _ = lib.keyword()
     n = max(bm25.n_docs, 1)
     m = bm25.matrix
-    held = np.zeros(n, dtype=np.float64)
-    total = anywhere = 0.0
-    for t in sorted(set(tokens)):
+    known: dict[int, float] = {}
+    unknown = 0
+    for t in set(tokens):
         j = bm25.vocab.get(t)
-        d = float(bm25.df[j]) if j is not None else 0.0
-        w = math.log((n + 1) / (d + 1)) if d > 0 else math.log(n + 1)
-        total += w
-        if j is not None and d > 0:
-            rows = m.indices[int(m.indptr[j]) : int(m.indptr[j + 1])]
-            if mask is not None:
-                rows = rows[mask[rows]]
-            held[rows] += w
-            anywhere += w if len(rows) else 0.0
-    best = float(held.max()) if joint else anywhere
-    return best / total if total else 0.0
+        if j is not None and float(bm25.df[j]) > 0:
+            known[j] = math.log((n + 1) / (float(bm25.df[j]) + 1))
+        else:
+            unknown += 1
+    if not known:
+        return 0.0
+    held = np.zeros(n, dtype=np.float64)
+    anywhere = 0.0
+    for j, w in sorted(known.items()):
+        rows = m.indices[int(m.indptr[j]) : int(m.indptr[j + 1])]
+        if mask is not None:
+            rows = rows[mask[rows]]
+        held[rows] += w
+        anywhere += w if len(rows) else 0.0
+    total = sum(known.values()) * (1 + unknown / len(known))
+    return (float(held.max()) if joint else anywhere) / total
 
 
 def best_similarity(dense: np.ndarray | None, allowed: np.ndarray) -> float | None:

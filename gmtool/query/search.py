@@ -318,8 +318,8 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: 
     scores = keyword_scores(lib, q)
     order = [int(i) for i in top_k(scores, limit * RANKING.overfetch, mask)]
     title_best, suggestions = _near_titles(lib, q, mask)
-    if title_best < TITLE_MATCH and _word_coverage(lib, q, mask) < WORDS_MATCH and \
-            _word_coverage(lib, q, mask, corrected=False, joint=False) < WORDS_MATCH:
+    if title_best < TITLE_MATCH and not _title_word(lib, q, order) and _word_coverage(lib, q, mask) < WORDS_MATCH \
+            and _word_coverage(lib, q, mask, corrected=False, joint=False) < WORDS_MATCH:
         return SearchResult(query=q, mode="keyword", results=[], warnings=_with_new(warnings, lib),
                             message=f"no entry matches '{q}'", suggestions=suggestions)
     rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies, mask)
@@ -356,6 +356,15 @@ def _near_titles(lib: Library, q: str, mask: np.ndarray | None) -> tuple[float, 
         if titles[i] and titles[i] not in near:
             near.append(titles[i])
     return (float(sims.max()) if sims.size else 0.0), near
+
+
+def _title_word(lib: Library, q: str, order: list[int]) -> bool:
+    """A word of the query, as typed, is a word of a top-ranked title ("owl" in "fireball owl")."""
+    from gmtool.textnorm import content_tokens, tokenize
+
+    words = set(content_tokens(q) or tokenize(q))
+    titles = lib.titles_and_types()[0]
+    return any(words & set(tokenize(titles[i])) for i in order[:SUGGESTIONS * 4])
 
 
 def _named(hits: list[Hit], q: str) -> bool:
