@@ -78,8 +78,11 @@ def evaluate(rows: list[dict[str, Any]], cfg: Any) -> dict[str, dict[str, float]
         # an off-topic question returns nothing when even a perfect unscaled score (1) stays below the floor
         empty = sum(confidence(r["similarity"], r["cover"], cfg) < cfg.ask_min_score for r in off)
         lost = sum(r["right"] * confidence(r["similarity"], r["cover"], cfg) < cfg.ask_min_score for r in dev)
+        # the margin: how far the closest questions stay on their side of the floor
+        margin = min([r["right"] * confidence(r["similarity"], r["cover"], cfg) - cfg.ask_min_score for r in dev]
+                     + [cfg.ask_min_score - confidence(r["similarity"], r["cover"], cfg) for r in off])
         out[half] = {"offtopic_empty": empty / max(len(off), 1), "dev_lost": lost / max(len(dev), 1),
-                     "n_off": len(off), "n_dev": len(dev)}
+                     "n_off": len(off), "n_dev": len(dev), "margin": margin}
     return out
 
 
@@ -97,7 +100,7 @@ def fit(rows: list[dict[str, Any]], base: Any) -> Any:
         m = evaluate(rows, cfg)["fit"]
         if m["dev_lost"] > 0.0:
             continue
-        key = (round(m["offtopic_empty"] - 3 * m["dev_lost"], 6), -floor, span, -weight)
+        key = (m["offtopic_empty"], round(m["margin"], 4), -weight)
         if best_key is None or key > best_key:
             best, best_key = cfg, key
     return best

@@ -254,7 +254,9 @@ def ask(
     allowed = is_target if mask is None else (is_target & mask)
     pri = priors(lib, type_intent(q, lib), flt.types)
     fused = fuse(kw_ent, dense_ent, pri, allowed)
-    conf = confidence(best_similarity(dense_ent, allowed), coverage(lib, sorted(own)))
+    # whether the library covers the question at all, whatever the filters keep (a type filter
+    # narrows the answers, not the question)
+    conf = confidence(best_similarity(dense_ent, is_target), coverage(lib, sorted(own)))
     floor = RANKING.ask_min_score if min_score is None else min_score
     ranked = [int(i) for i in top_k(fused, max(1, limit) * RANKING.overfetch, allowed) if fused[int(i)] > 1e-9]
     order = [i for i in ranked if fused[i] * conf >= floor]
