@@ -186,6 +186,43 @@ MAX_LIMIT = 1000  # a result list longer than this is a dump, not an answer
 
 _state: dict[str, Any] = {"debug": False, "settings": None}  # set per invocation by _main
 
+# --- shell completion: book ids, types and fixed values ------------------------------------------------
+
+
+def _complete_sources(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The ids of the library's books (the --library given so far, else the default library)."""
+    try:
+        from gmtool.engine import Engine
+        from gmtool.settings import Settings
+
+        eng = Engine(ctx.params.get("library"), settings=Settings.from_env())
+        ids = [m.source_id for m in eng.sources()] if eng.has_index() else []
+    except Exception:  # noqa: BLE001 - completion must never print an error into the shell
+        return []
+    return [i for i in ids if i.startswith(incomplete)]
+
+
+def _complete_types(incomplete: str) -> list[str]:
+    from gmtool.types import CONTENT_TYPES
+
+    return [t for t in CONTENT_TYPES if t.startswith(incomplete)]
+
+
+def _complete_fields(incomplete: str) -> list[str]:
+    from gmtool.fieldspec import FIELD_TYPES
+
+    return [f"{f}=" for f in FIELD_TYPES if f.startswith(incomplete)]
+
+
+def _choices(*values: str) -> Callable[[str], list[str]]:
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+DEVICES = _choices("auto", "cpu", "cuda")
+
 LibraryOpt = typer.Option(
     None, "--library", "-L", metavar="DIR", help="Library folder (default: $GMTOOL_LIBRARY, the last scanned library, or the cwd)."
 )
@@ -194,13 +231,14 @@ AllCopiesOpt = typer.Option(
     False, "--all-copies", help="Show every book's copy of an entry as its own row (default: one row, with 'also in')."
 )
 TypeOpt = typer.Option(
-    None, "--type", "-t", metavar="TYPE",
+    None, "--type", "-t", metavar="TYPE", autocompletion=_complete_types,
     help="Only this content type (repeatable): class, subclass, race, background, feat, spell, monster, item, "
     "condition, rule.",
 )
-SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", help="Only this book: id, file name or title (repeatable; see `gmtool ls`).")
+SourceOpt = typer.Option(None, "--source", "-s", metavar="SOURCE", autocompletion=_complete_sources, help="Only this book: id, a unique start of it, file name or title (repeatable; see `gmtool ls`).")
+GroupOpt = typer.Option(False, "--group", "-g", help="One table per book, in order of its best result (default: one ranked list).")
 WhereOpt = typer.Option(
-    None, "--where", "-w", metavar="EXPR",
+    None, "--where", "-w", metavar="EXPR", autocompletion=_complete_fields,
     help="Filter on typed fields (repeatable): level=3, school=evocation, cr<=5, rarity=rare, level=1..3.",
 )
 
@@ -330,6 +368,8 @@ def _report_exit(report: Any, as_json: bool) -> None:
         render_scan(_out_console(), report)
     if report.failed:
         raise typer.Exit(EXIT_PARTIAL)
+    if report.files_found == 0:  # NO_BOOKS: a scan of the wrong folder is a failure a script must see
+        raise typer.Exit(EXIT_ERROR)
 
 
 @app.command()
@@ -339,7 +379,7 @@ def scan(
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -377,7 +417,7 @@ def index_cmd(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -449,7 +489,8 @@ def ls_cmd(
 @app.command()
 @_handle
 def toc(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     depth: Optional[int] = typer.Option(None, "--depth", "-d", metavar="N", min=1, help="Show at most this many levels."),
     type_: Optional[list[str]] = TypeOpt,
     where: Optional[list[str]] = WhereOpt,
@@ -482,6 +523,7 @@ def search(
     where: Optional[list[str]] = WhereOpt,
     limit: int = typer.Option(20, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
     all_copies: bool = AllCopiesOpt,
+    group: bool = GroupOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -498,7 +540,7 @@ def search(
     from gmtool.present.table import render_search
 
     _warn(res.warnings)
-    render_search(_out_console(), res, _source_paths(eng))
+    render_search(_out_console(), res, _source_paths(eng), group=group)
 
 
 @app.command()
@@ -509,12 +551,15 @@ def ask(
     source: Optional[list[str]] = SourceOpt,
     where: Optional[list[str]] = WhereOpt,
     limit: int = typer.Option(10, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
-    min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", min=0.0, max=1.0, help="Drop results whose 0–1 relevance is below this."),
+    min_score: Optional[float] = typer.Option(
+        None, "--min-score", metavar="SCORE", min=0.0, max=1.0,
+        help="Drop results whose 0–1 relevance is below this (default: the calibrated floor of a good answer; 0 keeps all)."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
-    ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
+    ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", autocompletion=_choices("hybrid", "bm25"), help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
+    group: bool = GroupOpt,
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -528,13 +573,14 @@ def ask(
     from gmtool.present.table import render_search
 
     _warn(res.warnings)
-    render_search(_out_console(), res, _source_paths(eng), explain=explain)
+    render_search(_out_console(), res, _source_paths(eng), explain=explain, group=group)
 
 
 @app.command()
 @_handle
 def show(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title, e.g. \"Fireball\"."),
     page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Show this physical page instead."),
     max_chars: int = typer.Option(8000, "--max-chars", metavar="N", min=0, help="Cut the text after this many characters (0: no cut)."),
@@ -554,7 +600,8 @@ def show(
 @app.command("open")
 @_handle
 def open_cmd(
-    source: str = typer.Argument(..., help="The book: its id, file name (with or without extension) or title (see `gmtool ls`)."),
+    source: str = typer.Argument(..., autocompletion=_complete_sources,
+                                 help="The book: its id, a unique start of it, file name or title (see `gmtool ls`)."),
     title: Optional[str] = typer.Argument(None, help="Section title to open at."),
     page: Optional[int] = typer.Option(None, "--page", "-p", metavar="N", min=1, help="Physical page to open at."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the viewer command instead of running it."),
@@ -569,15 +616,23 @@ def open_cmd(
     if as_json:
         _print_json(res)
     else:
+        from gmtool.present.pages import page_ref
         from gmtool.present.terminal import line
 
-        typer.echo(line(res["command_line"] if dry_run else f"opened {res['path']} at page {res['page']}"))
+        at = page_ref(res["page"], res.get("page_label"))
+        if not dry_run:
+            typer.echo(line(f"opened {res['path']} at {at}"))
+        elif res["command_line"]:
+            typer.echo(line(res["command_line"]))
+        else:  # no viewer installed: still say where it would open
+            typer.echo(line(f"{res['path']} {at}"))
+            _warn(["VIEWER_NOT_FOUND: no PDF viewer found; set GMTOOL_PDF_VIEWER, e.g. 'zathura -P {page} {path}'"])
 
 
 @app.command()
 @_handle
 def doctor(
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Device to test: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Device to test: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:

@@ -31,7 +31,7 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolRequestParams, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from gmtool.engine import Engine
@@ -40,7 +40,8 @@ from gmtool.mcpstdio import serve_stdio
 from gmtool.present import mcpout
 from gmtool.present.jsonout import scan_dict, search_dict
 from gmtool.present.shapes import IndexOut, LibraryOut, ScanOut, SearchOut, TocOut
-from gmtool.types import CONTENT_TYPES, ReadResult
+from gmtool.present.terminal import line as one_line
+from gmtool.types import CONTENT_TYPES, ReadResult, SearchResult
 
 log = logging.getLogger("gmtool.mcp")
 
@@ -51,14 +52,35 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 
 # Argument limits live in the schema, so a client sees them and a value outside them is an error
 # (INVALID_ARGUMENT, or INVALID_PAGE for a page), never silently clamped.
-SearchLimit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1-{MAX_LIMIT}")]
-MinScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="drop results scoring below this (0-1)")]
-Page = Annotated[int | None, Field(ge=1, description="a physical page, 1-based")]
+
+
+def _not_bool(v: Any) -> Any:
+    """JSON true is no count: pydantic would read it as 1."""
+    if isinstance(v, bool):
+        raise ValueError("a number is required, not a boolean")
+    return v
+
+
+NoBool = BeforeValidator(_not_bool)
+SearchLimit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1-{MAX_LIMIT}"), NoBool]
+MinScore = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False, description="drop results scoring below this (0-1)"),
+                     NoBool]
+Page = Annotated[int | None, Field(ge=1, description="a physical page, 1-based"), NoBool]
 Title = Annotated[str | None, Field(min_length=1, pattern=r"\S", description="a section title, e.g. 'Fireball'")]
 MaxChars = Annotated[int, Field(ge=0, le=MAX_READ_CHARS,
-                                description=f"cut the text after this many characters (0: up to {MAX_READ_CHARS})")]
-Depth = Annotated[int | None, Field(ge=1, description="show at most this many nesting levels")]
-Where = list[str] | dict[str, Any] | None
+                                description=f"cut the text after this many characters (0: up to {MAX_READ_CHARS})"), NoBool]
+Depth = Annotated[int | None, Field(ge=1, description="show at most this many nesting levels"), NoBool]
+# Array arguments also take a JSON-encoded array or one plain string: the MCP Inspector CLI passes
+# every --tool-arg value as a string when the schema is not a plain array.
+Where = Annotated[list[str] | dict[str, Any] | str | None, Field(
+    description='typed field filters: ["level=3", "school=evocation"], {"cr": "<=5"}, or one expression "cr<=5"')]
+Types = Annotated[list[str] | str | None, Field(
+    description=f"only these content types ({', '.join(CONTENT_TYPES)}); None: all, []: none")]
+Sources = Annotated[list[str] | str | None, Field(
+    description="only these books: id, unique start of an id, file name or title; None: all, []: none")]
+Source = Annotated[str | None, Field(description="the book: id, unique start of an id, file name or title")]
+Names = Annotated[list[str] | str | None, Field(description="an array of paths or globs (or one, as a string)")]
+OLD_NAME = "the old name of {}, still accepted"
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
 MMAP_THRESHOLD = 1 << 20  # blocks of 1 MiB and more (keyword matrices, vectors) are mmapped and given back
@@ -241,9 +263,63 @@ def result(data: Any, text: str) -> Any:
     return ToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def _listed(v: list[str] | None) -> list[str] | None:
-    """None (not given) means every type or book; [] means none."""
-    return None if v is None else list(v)
+def _listed(v: list[str] | str | None, name: str) -> list[str] | None:
+    """None (not given) means every type or book; [] means none. A string is a JSON-encoded array
+    or one item, as the MCP Inspector CLI sends them."""
+    if v is None or isinstance(v, list):
+        return v
+    text = v.strip()
+    if not text.startswith("["):
+        return [v]
+    try:
+        items = json.loads(text)
+    except ValueError:
+        items = None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise UsageError("INVALID_ARGUMENT", f"{name}: '{one_line(text[:80])}' is not an array of strings",
+                         f'give {name} as an array such as ["spell"], or as one string')
+    return items
+
+
+def _where(v: list[str] | dict[str, Any] | str | None) -> list[str] | dict[str, Any] | None:
+    """`where` as a list of expressions or an object; a string is JSON-encoded or one expression."""
+    if not isinstance(v, str):
+        return v
+    text = v.strip()
+    if text.startswith(("[", "{")):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) or (isinstance(parsed, list) and all(isinstance(i, str) for i in parsed)):
+            return parsed
+        raise UsageError("INVALID_ARGUMENT", f"where: '{one_line(text[:80])}' is not an array or object",
+                         'give where as ["level=3"], {"cr": "<=5"} or one expression "cr<=5"')
+    return [v]
+
+
+def _either(new: T | None, old: T | None, name: str, alias: str) -> T | None:
+    """The argument under its CLI name, else under its old MCP name."""
+    if new is not None and old is not None and new != old:
+        raise UsageError("INVALID_ARGUMENT", f"{name} and {alias} (its old name) disagree",
+                         f"give only {name}")
+    return new if new is not None else old
+
+
+def _filters(type_: list[str] | str | None, content_types: list[str] | str | None, source: list[str] | str | None,
+             documents: list[str] | str | None) -> tuple[list[str] | None, list[str] | None]:
+    """The type and source filters, under their CLI names or their old MCP ones."""
+    types = _either(_listed(type_, "type"), _listed(content_types, "content_types"), "type", "content_types")
+    sources = _either(_listed(source, "source"), _listed(documents, "documents"), "source", "documents")
+    return types, sources
+
+
+def _required_source(source: str | None, source_id: str | None) -> str:
+    sid = _either(source, source_id, "source", "source_id")
+    if sid is None or not sid.strip():
+        raise UsageError("INVALID_ARGUMENT", "source is required", "source: a book's id, file name or title "
+                         "(list_library gives every source_id)")
+    return sid
 
 
 def query_number(name: str, text: str) -> int:
@@ -302,9 +378,8 @@ def _add_write_tools(mcp: FastMCP, svc: Service) -> None:
         return result(data, mcpout.scan_text(data))
 
     @mcp.tool(annotations=WRITES)
-    async def index_library(ctx: Context, files: list[str] | None = None, include: list[str] | None = None,
-                            exclude: list[str] | None = None, force: bool = False, verify: bool = False,
-                            embed: bool = True) -> IndexOut:
+    async def index_library(ctx: Context, files: Names = None, include: Names = None, exclude: Names = None,
+                            force: bool = False, verify: bool = False, embed: bool = True) -> IndexOut:
         """Targeted indexing: exactly these files (paths relative to the library), or files matching
         include/exclude globs; force re-indexes unchanged files. verify=true only checks the index
         (missing, stale, orphaned, corrupt entries) and changes nothing."""
@@ -314,10 +389,15 @@ def _add_write_tools(mcp: FastMCP, svc: Service) -> None:
             v["problems"] = v["problems"][:mcpout.REPORT_ITEMS]
             return result({"action": "verify", "report": None, "verify": v}, mcpout.verify_text(rep))
         root = svc.engine.paths.library
-        paths = None if files is None else [p if p.is_absolute() else root / p for p in map(Path, files)]
         cb = progress_cb(ctx)
-        report = await anyio.to_thread.run_sync(lambda: svc.write("index_library", lambda e: e.index(
-            files=paths, include=include, exclude=exclude, force=force, embed=embed, progress=cb)))
+
+        def run(e: Engine) -> Any:
+            chosen = _listed(files, "files")
+            paths = None if chosen is None else [p if p.is_absolute() else root / p for p in map(Path, chosen)]
+            return e.index(files=paths, include=_listed(include, "include"), exclude=_listed(exclude, "exclude"),
+                           force=force, embed=embed, progress=cb)
+
+        report = await anyio.to_thread.run_sync(lambda: svc.write("index_library", run))
         data = mcpout.cap_scan(scan_dict(report))
         return result({"action": "index", "report": data, "verify": None}, mcpout.scan_text(data))
 
@@ -332,48 +412,70 @@ def _add_read_tools(mcp: FastMCP, svc: Service) -> None:
         return result(data, text)
 
     @mcp.tool(annotations=READ_ONLY)
-    def get_library_toc(source_id: str, depth: Depth = None, content_type: str | None = None,
-                        cursor: str | None = None) -> TocOut:
+    def get_library_toc(source: Source = None, depth: Depth = None, type: Types = None, where: Where = None,
+                        cursor: str | None = None,
+                        source_id: Annotated[str | None, Field(description=OLD_NAME.format("source"))] = None,
+                        content_type: Annotated[str | None, Field(description=OLD_NAME.format("type"))] = None,
+                        ) -> TocOut:
         """A book's table of contents, flattened in document order (depth = nesting level), paged:
-        when next_cursor is set, call again with cursor=next_cursor for the rest. content_type keeps
-        only entries of that type; depth limits the nesting shown."""
-        types = [content_type] if content_type else None
-        data = svc.call("get_library_toc",
-                        lambda e: mcpout.toc_page(e.toc(source_id, depth=depth, types=types), cursor))
+        when next_cursor is set, call again with cursor=next_cursor for the rest. type keeps only
+        entries of those types, where only entries whose typed fields match; depth limits the nesting."""
+        def run(e: Engine) -> TocOut:
+            types = _either(_listed(type, "type"), _listed(content_type, "content_type"), "type", "content_type")
+            toc = e.toc(_required_source(source, source_id), depth=depth, types=types, where=_where(where))
+            return mcpout.toc_page(toc, cursor)
+
+        data = svc.call("get_library_toc", run)
         return result(data, mcpout.toc_text(data))
 
     @mcp.tool(annotations=READ_ONLY)
-    def search_library(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                       limit: SearchLimit = 20, where: Where = None, all_copies: bool = False) -> SearchOut:
-        """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules).
-        content_types / documents: None = all, [] = nothing. where: typed field filters such as
-        ["level=3", "school=evocation"] or {"cr": "<=5"}. An entry held by several books is one
-        result (the other copies in also_in) unless all_copies."""
-        res = svc.call("search_library", lambda e: e.search(
-            query, types=_listed(content_types), sources=_listed(documents), limit=limit, where=where,
-            all_copies=all_copies))
+    def search_library(query: str, type: Types = None, source: Sources = None,
+                       limit: SearchLimit = 20, where: Where = None, all_copies: bool = False,
+                       content_types: Annotated[list[str] | str | None, Field(description=OLD_NAME.format("type"))] = None,
+                       documents: Annotated[list[str] | str | None, Field(description=OLD_NAME.format("source"))] = None,
+                       ) -> SearchOut:
+        """Fast, typo-tolerant keyword lookup of named things (spells, monsters, items, rules), as
+        `gmtool search`. type / source: None = all, [] = nothing. where: typed field filters such as
+        ["level=3", "school=evocation"] or {"cr": "<=5"}; An entry held by several books is one result (the other copies in also_in)
+        unless all_copies."""
+        def run(e: Engine) -> SearchResult:
+            types, sources = _filters(type, content_types, source, documents)
+            return e.search(query, types=types, sources=sources, limit=limit, where=_where(where),
+                            all_copies=all_copies)
+
+        res = svc.call("search_library", run)
         data = mcpout.fit(search_dict(res), "results")
         return result(data, mcpout.search_text(data))
 
     @mcp.tool(annotations=READ_ONLY)
-    def ask_books(query: str, content_types: list[str] | None = None, documents: list[str] | None = None,
-                  limit: SearchLimit = 10, min_score: MinScore = 0.0, where: Where = None,
-                  all_copies: bool = False) -> SearchOut:
-        """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"): ranks sections
-        by keywords and meaning. Same filters as search_library; min_score drops results below a 0-1 score."""
-        res = svc.call("ask_books", lambda e: e.ask(
-            query, types=_listed(content_types), sources=_listed(documents), limit=limit, min_score=min_score,
-            where=where, all_copies=all_copies))
+    def ask_books(query: str, type: Types = None, source: Sources = None,
+                  limit: SearchLimit = 10, min_score: MinScore | None = None, where: Where = None,
+                  all_copies: bool = False,
+                  content_types: Annotated[list[str] | str | None, Field(description=OLD_NAME.format("type"))] = None,
+                  documents: Annotated[list[str] | str | None, Field(description=OLD_NAME.format("source"))] = None,
+                  ) -> SearchOut:
+        """Ask in plain language ("a tanky spellcaster class", "what happens when I fall"), as `gmtool ask`:
+        ranks sections by keywords and meaning. Same filters as search_library; min_score drops results
+        below a 0-1 score (default: the calibrated floor under which answers are weak)."""
+        def run(e: Engine) -> SearchResult:
+            types, sources = _filters(type, content_types, source, documents)
+            return e.ask(query, types=types, sources=sources, limit=limit, min_score=min_score,
+                         where=_where(where), all_copies=all_copies)
+
+        res = svc.call("ask_books", run)
         data = mcpout.fit(search_dict(res), "results")
         return result(data, mcpout.search_text(data))
 
     @mcp.tool(annotations=READ_ONLY)
-    def read_section(source_id: str, title: Title = None, page: Page = None, max_chars: MaxChars = 8000) -> ReadResult:
+    def read_section(source: Source = None, title: Title = None, page: Page = None, max_chars: MaxChars = 8000,
+                     source_id: Annotated[str | None, Field(description=OLD_NAME.format("source"))] = None,
+                     ) -> ReadResult:
         """The text of a section (by title, with its subsections) or of a physical page, with book,
-        page, label and the titles before and after. With both title and page: the section of that
-        title on that page (a book may repeat a title)."""
+        page, label and the titles before and after, as `gmtool show`. With both title and page: the
+        section of that title on that page (a book may repeat a title)."""
         cap = max_chars or MAX_READ_CHARS
-        res = svc.call("read_section", lambda e: e.read(source_id, title=title, page=page, max_chars=cap))
+        res = svc.call("read_section", lambda e: e.read(_required_source(source, source_id), title=title,
+                                                        page=page, max_chars=cap))
         data = asdict(res)
         return result(data, mcpout.read_text(data))
 

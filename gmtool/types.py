@@ -171,6 +171,10 @@ class SearchResult:
     mode: str  # keyword | hybrid
     results: list[Hit]
     warnings: list[str] = field(default_factory=list)
+    message: str | None = None  # nothing good was found: what to tell the user instead of a list
+    weak: list[Hit] = field(default_factory=list)  # ask: the nearest entries when none scores high enough
+    suggestions: list[str] = field(default_factory=list)  # search: near-miss titles when nothing matches
+    confidence: float | None = None  # ask: how well the library covers the question at all (0-1)
 
 
 # --- what the engine returns besides hits (the presenters and the MCP layer read these) ---

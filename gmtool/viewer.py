@@ -144,7 +144,12 @@ def open_at(
             "INVALID_PAGE", f"{sid} has pages 1–{meta.pages}, not {page}", f"pick a page between 1 and {meta.pages}"
         )
     path = str(_file_path(engine, meta))
-    viewer, argv, page_supported = build_command(path, page, meta.format == "pdf", engine.settings.pdf_viewer)
+    try:
+        viewer, argv, page_supported = build_command(path, page, meta.format == "pdf", engine.settings.pdf_viewer)
+    except GmtoolError as exc:
+        if not dry_run or exc.code != "VIEWER_NOT_FOUND":
+            raise
+        viewer, argv, page_supported = "", [], False  # a dry run still tells where it would open
     if not dry_run:
         try:
             subprocess.Popen(
@@ -163,6 +168,6 @@ def open_at(
         "page": page,
         "viewer": viewer,
         "command": argv,
-        "command_line": shlex.join(argv),
+        "command_line": shlex.join(argv) if argv else None,
         "page_supported": page_supported,
     }

@@ -196,8 +196,8 @@ def corpus_pdf_doc(corpus_lib: Path) -> Callable[[str], object]:
 # The files that take longest go first (with `--no-loadscope-reorder`, as `make test` runs it), so
 # that under pytest-xdist the slowest file starts at once instead of ending the run alone on one
 # worker: longest-processing-time-first scheduling. Measured with `pytest --durations=0`.
-_LONGEST_FIRST = ["test_scenarios.py", "test_faults.py", "test_ask.py", "test_fields.py", "test_classify.py",
-                  "test_mcp.py", "test_scan.py", "test_embed.py"]
+_LONGEST_FIRST = ["test_scenarios.py", "test_trust.py", "test_faults.py", "test_ask.py", "test_fields.py",
+                  "test_classify.py", "test_mcp.py", "test_scan.py", "test_embed.py"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -85,7 +85,7 @@ def test_hybrid_finds_falling(eng: Engine) -> None:
 
 
 def test_hybrid_result_shape(eng: Engine) -> None:
-    res = eng.ask(TANK, limit=8)
+    res = eng.ask(TANK, limit=8, min_score=0.0)
     assert len(res.results) == 8
     scores = [h.score for h in res.results]
     assert scores == sorted(scores, reverse=True)
@@ -112,7 +112,7 @@ def test_cli_explain_json(lib: Path) -> None:
     ex = top["explain"]
     assert {"bm25_rank", "dense_rank", "fused", "expansion_matched"} <= set(ex)
     assert isinstance(ex["bm25_rank"], int) and isinstance(ex["dense_rank"], int)
-    assert ex["fused"] == pytest.approx(top["score"], abs=1e-3)
+    assert ex["fused"] * out["confidence"] == pytest.approx(top["score"], abs=1e-3)  # see query.confidence
     assert "armor" in ex["expansion_matched"] and "tanky" not in ex["expansion_matched"]
 
 
@@ -123,7 +123,7 @@ def test_cli_without_explain_has_no_explain(lib: Path) -> None:
 
 
 def test_min_score_drops_weak_hits(lib: Path) -> None:
-    everything = _ask_json(TANK, "-L", str(lib))["results"]
+    everything = _ask_json(TANK, "--min-score", "0", "-L", str(lib))["results"]
     bar = round(everything[0]["score"] - 0.02, 2)
     strong = _ask_json(TANK, "--min-score", str(bar), "-L", str(lib))["results"]
     assert strong and len(strong) < len(everything)
@@ -132,7 +132,7 @@ def test_min_score_drops_weak_hits(lib: Path) -> None:
 
 
 def test_type_filter(lib: Path, eng: Engine) -> None:
-    out = _ask_json(TANK, "--type", "spell", "-L", str(lib))
+    out = _ask_json(TANK, "--type", "spell", "--min-score", "0", "-L", str(lib))
     assert out["results"] and all(h["content_type"] == "spell" for h in out["results"])
     res = eng.ask(FALL, types=["rule"])
     assert res.results and all(h.content_type == "rule" for h in res.results)
@@ -140,11 +140,11 @@ def test_type_filter(lib: Path, eng: Engine) -> None:
 
 
 def test_source_filter(lib: Path) -> None:
-    out = _ask_json(TANK, "--source", "grimoire", "-L", str(lib))
+    out = _ask_json(TANK, "--source", "grimoire", "--min-score", "0", "-L", str(lib))
     assert out["mode"] == "hybrid"
     assert out["results"] and all(h["source_id"] == "grimoire" for h in out["results"])
-    unknown = _ask_json(TANK, "--source", "no-such-book", "-L", str(lib))
-    assert unknown["results"] == [] and unknown["warnings"]
+    unknown = runner.invoke(app, ["ask", TANK, "--source", "no-such-book", "-L", str(lib), "--json"])
+    assert unknown.exit_code == 2 and unknown.stdout == "" and "SOURCE_NOT_FOUND" in unknown.stderr
 
 
 # --- 3. embedding cache ---------------------------------------------------------------------
@@ -371,3 +371,18 @@ def test_damaged_source_gives_a_warning_not_a_crash(sample_lib: Path) -> None:
     assert res.results and all(h.source_id != "bestiary" for h in res.results)
     hits = Engine(sample_lib).search("saltglass").results
     assert all(h.source_id != "bestiary" for h in hits)
+
+
+# --- an honest "nothing found" (query.confidence) ---------------------------------------------------
+
+
+def test_an_off_topic_question_has_no_good_answer(lib: Path, eng: Engine) -> None:
+    res = runner.invoke(app, ["ask", "blockchain cryptocurrency tax law", "-L", str(lib)], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.stderr
+    assert "no good answer to 'blockchain cryptocurrency tax law'" in res.stdout
+    assert "nearest entries (weak):" in res.stdout
+    out = _ask_json("blockchain cryptocurrency tax law", "-L", str(lib))
+    assert out["results"] == [] and out["weak"] and out["confidence"] == 0.0
+    # a real question keeps its answer at the default floor, and an explicit 0 keeps every result
+    assert eng.ask(FALL).results[0].title == "Falling"
+    assert len(eng.ask("blockchain cryptocurrency tax law", min_score=0.0).results) == 10

@@ -67,10 +67,23 @@ def test_show_and_open_resolve_a_file_name(sample: Path) -> None:
     assert json.loads(out)["source_id"] == "grimoire"
 
 
-def test_unknown_source_is_one_error_line(sample: Path) -> None:
-    code, out, err = _run(sample, "toc", "bestiaryy.pdf")
-    assert code == 1 and out == ""
-    assert err.startswith("error SOURCE_NOT_FOUND:") and "did you mean: bestiary" in err
+@pytest.mark.parametrize("name", ["bestiaryy.pdf", "best", "Bestiary of the Lantern Cost"])
+def test_a_book_by_any_unambiguous_name(sample: Path, name: str) -> None:
+    """A typo, a unique start of the id, the title typed loosely: one book clearly wins."""
+    code, out, err = _run(sample, "toc", name, "--json")
+    assert code == 0, err
+    assert json.loads(out)["source_id"] == "bestiary"
+
+
+@pytest.mark.parametrize("command", [["toc"], ["show", "--page", "1"], ["open", "--dry-run"],
+                                     ["search", "lantern", "--source"], ["ask", "lantern", "--source"]])
+def test_unknown_source_is_one_error_line_in_every_command(sample: Path, command: list[str]) -> None:
+    """Exit 2 with the nearest ids, never an empty result a script would trust."""
+    code, out, err = _run(sample, *command, "nosuchbook", "--ranker", "bm25") if command[0] == "ask" else \
+        _run(sample, *command, "nosuchbook")
+    assert code == 2 and out == "", err
+    assert err.startswith("error SOURCE_NOT_FOUND:") and "did you mean:" in err
+    assert err.count("\n") == 2  # the error line and its hint
 
 
 # --- validated options: exit 2, a stable code and a hint ----------------------------------------
@@ -178,7 +191,7 @@ def _hit(rank: int, sid: str) -> object:
                file=f"{sid}.md", page=1, page_label=None, section_path=[], score=1.0 / rank, snippet="", line=rank)
 
 
-def test_one_table_per_book_in_order_of_best_hit() -> None:
+def test_group_gives_one_table_per_book_in_order_of_best_hit() -> None:
     from rich.console import Console
 
     from gmtool.present.table import render_search
@@ -186,7 +199,8 @@ def test_one_table_per_book_in_order_of_best_hit() -> None:
 
     hits = [_hit(1, "b"), _hit(2, "a"), _hit(3, "b"), _hit(4, "c"), _hit(5, "a")]
     buf = io.StringIO()
-    render_search(Console(file=buf, width=160, color_system=None), SearchResult("q", "keyword", hits), {})  # type: ignore[arg-type]
+    render_search(Console(file=buf, width=160, color_system=None), SearchResult("q", "keyword", hits), {},  # type: ignore[arg-type]
+                  group=True)
     out = buf.getvalue()
     heads = [out.index(f"Book {s} ({s})") for s in ("b", "a", "c")]
     assert heads == sorted(heads) and all(out.count(f"Book {s} ({s})") == 1 for s in "abc")
@@ -197,3 +211,30 @@ def test_one_table_per_book_in_order_of_best_hit() -> None:
         assert owner == sid, (rank, sid)
         line = next(ln for ln in out.splitlines() if f"Entry {rank}" in ln)
         assert line.split()[0] == str(rank)
+
+
+# --- shell completion ----------------------------------------------------------------------------
+
+
+def _complete(words: str) -> list[str]:
+    """What bash completion offers for the last word of `words` (typer's own completion protocol)."""
+    import shlex
+
+    cword = len(shlex.split(words)) - (0 if words.endswith(" ") else 1)
+    env = {"_GMTOOL_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    res = CliRunner().invoke(app, [], env=env, prog_name="gmtool")
+    assert res.exit_code == 0, res.output
+    return res.output.split()
+
+
+def test_completion_offers_book_ids_types_and_fixed_values(sample_scanned: Path) -> None:
+    import shlex
+
+    sample = shlex.quote(str(sample_scanned))  # the folder's name needs quoting
+    assert _complete(f"gmtool toc -L {sample} ") == ["bestiary", "grimoire", "lantern-coast"]
+    assert _complete(f"gmtool show -L {sample} gr") == ["grimoire"]
+    assert _complete(f"gmtool search fog -L {sample} --source b") == ["bestiary"]
+    assert _complete("gmtool search --type mon") == ["monster"]
+    assert _complete("gmtool ask fog --device c") == ["cpu", "cuda"]
+    assert _complete("gmtool ask fog --ranker ") == ["hybrid", "bm25"]
+    assert "level=" in _complete("gmtool search --where le")

@@ -96,10 +96,14 @@ def test_toc_type_spell_lists_only_spells(corpus_lib: Path) -> None:
 
 
 def test_toc_unknown_source_suggests(corpus_lib: Path) -> None:
-    code, out, err = _run(corpus_lib, "toc", "cc-srd", "--json")
-    assert code == 1 and out == ""
-    assert "SOURCE_NOT_FOUND" in err
-    assert "did you mean" in err and "cc-srd5" in err
+    code, out, err = _run(corpus_lib, "toc", "cc-srd", "--json")  # the start of two ids
+    assert code == 2 and out == ""
+    assert "SOURCE_AMBIGUOUS" in err and "cc-srd5, cc-srd5-md" in err
+    code, out, err = _run(corpus_lib, "toc", "srd", "--json")  # the start of one id: that book
+    assert code == 0 and json.loads(out)["source_id"] == "srd5-1-ccby4-0-license-live-links"
+    code, out, err = _run(corpus_lib, "toc", "srd-5-1", "--json")
+    assert code == 2 and out == "" and "SOURCE_NOT_FOUND" in err
+    assert "did you mean" in err and "srd5-1-ccby4-0-license-live-links" in err
 
 
 # --- pages and show -----------------------------------------------------------------------

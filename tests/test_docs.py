@@ -102,3 +102,21 @@ def test_completions_match_install_completion(shell: str, monkeypatch: pytest.Mo
     committed = (REPO / "completions" / f"gmtool.{shell}").read_text(encoding="utf-8")
     assert committed.startswith(res.output.rstrip("\n") + "\n")
     assert "_GMTOOL_COMPLETE" in committed
+
+
+def test_readme_examples_are_real_runs(gen_docs: ModuleType, sample_embedded: tuple[Path, object]) -> None:
+    """Every example in the README is run again on the sample library and must print what it shows."""
+    assert gen_docs.run_examples(sample_embedded[0]) == gen_docs.readme_examples(), (
+        "regenerate with `python bench/gen_docs.py --examples LIB` (LIB: the sample library, scanned with embeddings)")
+
+
+def test_man_page_examples_name_books_that_exist(sample_scanned: Path, gen_docs: ModuleType) -> None:
+    """The man page's examples use the sample library's books; each book name they give resolves."""
+    from gmtool.engine import Engine
+
+    eng = Engine(sample_scanned)
+    for _, commands in gen_docs.EXAMPLES:
+        for line in commands.splitlines():
+            words = line.split()
+            if words[1] in ("toc", "show", "open"):
+                assert eng.source_id(words[2]) in {m.source_id for m in eng.sources()}, line

@@ -14,7 +14,7 @@ from gmtool.engine import Engine
 from gmtool.query.library import Library
 from gmtool.storage import layout, store
 
-QUERIES = ["fireball", "goblin", "lantern", "spell"]
+QUERIES = ["fireball", "crab", "lantern", "spell"]
 
 
 def _same_as_record(idx: Path) -> int:
@@ -57,7 +57,7 @@ def test_search_reads_only_hits_files(scanned: Path) -> None:
     lib = Library(scanned / ".gmtool")
     from gmtool.query.search import Filters, search
 
-    res = search(lib, "goblin", Filters())
+    res = search(lib, "crab", Filters())
     assert res.results
     assert lib._loaded == {}  # no full index file was parsed
 
@@ -73,7 +73,7 @@ def test_missing_hits_file_falls_back_and_scan_restores_it(scanned: Path) -> Non
     lib = Library(idx)
     from gmtool.query.search import Filters, search
 
-    assert search(lib, "goblin", Filters()).results and lib._loaded  # read from the full record
+    assert search(lib, "crab", Filters()).results and lib._loaded  # read from the full record
     rep = Engine(scanned).scan(embed=False)
     assert rep.indexed == 0  # nothing re-extracted: the hits files are written from the records
     assert all(p.exists() for p in removed)
@@ -101,9 +101,9 @@ def test_damaged_or_stale_hits_file_is_ignored(scanned: Path, damage: str) -> No
 
 def test_corrupt_full_index_file_is_still_noticed(scanned: Path) -> None:
     idx = scanned / ".gmtool"
-    sid = Engine(scanned).search("goblin").results[0].source_id
+    sid = Engine(scanned).search("crab").results[0].source_id
     layout.source_file(idx, sid).write_bytes(b"{not json")
-    res = Engine(scanned).search("goblin")
+    res = Engine(scanned).search("crab")
     assert any(w.startswith("INDEX_CORRUPT") for w in res.warnings), res.warnings
 
 

@@ -185,7 +185,7 @@ def test_markdown_and_text_results_have_a_line_and_no_page(notes: Path) -> None:
     table = runner.invoke(app, ["ls", "-L", str(notes)]).stdout
     assert "6 lines" in table
     shown = runner.invoke(app, ["show", "intro", "Crypt", "-L", str(notes)]).stdout
-    assert "l. 3" in shown and "p. " not in shown
+    assert "l.3" in shown and "p." not in shown
     text = runner.invoke(app, ["search", "crypt", "-L", str(notes)]).stdout
     assert "l.3" in text
 

@@ -141,10 +141,13 @@ def test_tools_schemas_and_annotations(sample: Server) -> None:
     props = {n: set(t.input_schema["properties"]) for n, t in by_name.items()}
     assert {"force"} <= props["scan_library"]
     assert props["list_library"] == {"format"}
-    assert props["get_library_toc"] == {"source_id", "depth", "content_type", "cursor"}
-    assert props["search_library"] == {"query", "content_types", "documents", "limit", "where", "all_copies"}
-    assert props["ask_books"] == {"query", "content_types", "documents", "limit", "min_score", "where", "all_copies"}
-    assert props["read_section"] == {"source_id", "title", "page", "max_chars"}
+    # the CLI's names (source, type, where, limit, min_score, all_copies), the old ones kept as aliases
+    assert props["get_library_toc"] == {"source", "depth", "type", "where", "cursor", "source_id", "content_type"}
+    assert props["search_library"] == {"query", "type", "source", "limit", "where", "all_copies", "content_types",
+                                       "documents"}
+    assert props["ask_books"] == {"query", "type", "source", "limit", "min_score", "where", "all_copies",
+                                  "content_types", "documents"}
+    assert props["read_section"] == {"source", "title", "page", "max_chars", "source_id"}
     assert {"files", "include", "exclude", "force", "verify"} <= props["index_library"]
     assert by_name["search_library"].input_schema["required"] == ["query"]
     schema = by_name["search_library"].output_schema
@@ -237,8 +240,8 @@ def test_search_filters(sample: Server) -> None:
     assert sample.ok("search_library", {"query": "lantern", "content_types": []})["results"] == []
     only = sample.ok("search_library", {"query": "lantern", "documents": ["grimoire"]})
     assert {h["source_id"] for h in only["results"]} == {"grimoire"}
-    unknown = sample.ok("search_library", {"query": "lantern", "documents": ["nope"]})
-    assert unknown["results"] == [] and any("grimoire" in w for w in unknown["warnings"])
+    text = sample.error_text("search_library", {"query": "lantern", "documents": ["nope"]})
+    assert text.startswith("SOURCE_NOT_FOUND") and "did you mean" in text
     assert sample.error_text("search_library", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
     assert sample.error_text("ask_books", {"query": "x", "content_types": ["dragonz"]}).startswith("INVALID_TYPE")
 
@@ -588,3 +591,53 @@ def test_ask_books_matches_the_engine_and_cli(corpus: Server) -> None:
         types = [q["type"]] if q.get("type") else None
         got = corpus.ok("ask_books", {"query": q["query"], "limit": 10, "content_types": types}, validate=False)
         assert got == search_dict(engine.ask(q["query"], types=types, limit=10)), q["query"]
+
+
+# --- the CLI's argument names, and shapes the MCP Inspector CLI can send ------------------------------------
+
+
+def test_cli_argument_names_with_the_old_ones_as_aliases(sample: Server) -> None:
+    new = sample.ok("search_library", {"query": "lantern", "type": ["spell"], "source": ["grimoire"]})
+    old = sample.ok("search_library", {"query": "lantern", "content_types": ["spell"], "documents": ["grimoire"]})
+    assert new["results"] and new == old
+    toc_new = sample.ok("get_library_toc", {"source": "grimoire", "type": "spell"})
+    assert toc_new == sample.ok("get_library_toc", {"source_id": "grimoire", "content_type": "spell"})
+    assert sample.ok("read_section", {"source": "grimoire", "title": "Fog Veil"})["title"] == "Fog Veil"
+    assert sample.error_text("get_library_toc", {}).startswith("INVALID_ARGUMENT: source is required")
+    text = sample.error_text("search_library", {"query": "x", "type": ["spell"], "content_types": ["monster"]})
+    assert text.startswith("INVALID_ARGUMENT") and "type" in text
+
+
+def test_where_on_every_listing_tool(sample: Server) -> None:
+    toc = sample.ok("get_library_toc", {"source": "grimoire", "where": ["level=2"]})
+    assert {n["title"] for n in toc["entries"]} == {"Fog Veil", "Gull's Leap"}
+    found = sample.ok("search_library", {"query": "fog", "where": {"level": 2}})
+    assert found["results"] and all(h["fields"]["level"] == 2 for h in found["results"])
+    text = sample.error_text("get_library_toc", {"source": "grimoire", "where": ["cr<=5"], "type": "spell"})
+    assert text.startswith("INVALID_FILTER") and "level" in text  # the fields spells do have
+
+
+@pytest.mark.parametrize(("name", "value"), [("type", '["spell"]'), ("type", "spell"),
+                                             ("content_types", '["spell"]'), ("where", '["level=2"]'),
+                                             ("where", "level=2"), ("where", '{"level": 2}')])
+def test_array_arguments_as_the_inspector_cli_sends_them(sample: Server, name: str, value: str) -> None:
+    """The Inspector CLI passes --tool-arg values as strings: a JSON-encoded array or object, or one item."""
+    data = sample.ok("search_library", {"query": "fog veil", name: value})
+    assert data["results"] and all(h["content_type"] == "spell" for h in data["results"])
+    if name == "where":
+        assert all(h["fields"]["level"] == 2 for h in data["results"])
+
+
+def test_limit_is_a_count_never_a_boolean(sample: Server) -> None:
+    assert sample.error_text("search_library", {"query": "fog", "limit": True}).startswith("INVALID_ARGUMENT")
+    assert len(sample.ok("search_library", {"query": "fog", "limit": "2"})["results"]) <= 2  # as the CLI sends it
+    assert sample.error_text("search_library", {"query": "fog", "type": "[spell"}).startswith("INVALID_ARGUMENT")
+
+
+@pytest.mark.skipif(not (SHARED / "corpus").is_dir(), reason="corpus not found")
+def test_text_output_names_copies_and_namesakes(corpus: Server) -> None:
+    res = corpus.call("search_library", {"query": "fireball", "limit": 5})
+    text = res.content[0].text
+    first = next(line for line in text.splitlines() if line.startswith("1. Fireball"))
+    assert "; also in " in first and "p." in first
+    assert "namesake of" in text

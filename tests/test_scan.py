@@ -188,11 +188,17 @@ def test_scan_of_missing_dir_is_invalid_path(tmp_path: Path) -> None:
     assert code == 2 and "INVALID_PATH" in err
 
 
-def test_scan_empty_dir_is_fine(tmp_path: Path) -> None:
-    code, out, _ = _run("scan", str(tmp_path), "--json", "--no-embed")
-    assert code == 0 and json.loads(out)["files_found"] == 0
-    code, out, _ = _run("ls", "--library", str(tmp_path), "--json")
-    assert json.loads(out)["sources"] == []
+def test_scan_of_a_folder_without_books_keeps_the_library(tmp_path: Path) -> None:
+    """Scanning the wrong folder warns and exits 1; the remembered library stays the default."""
+    books, empty = tmp_path / "books", tmp_path / "empty"
+    books.mkdir()
+    empty.mkdir()
+    (books / "notes.md").write_text("# Torches\n\nA torch burns for an hour.\n", encoding="utf-8")
+    assert _run("scan", str(books), "--json", "--no-embed")[0] == 0
+    code, out, err = _run("scan", str(empty), "--no-embed")
+    assert code == 1 and "NO_BOOKS" in err and "not changed" in err
+    code, out, _ = _run("ls", "--json")
+    assert [s["source_id"] for s in json.loads(out)["sources"]] == ["notes"]
 
 
 def test_source_ids_are_unique_and_stable(tmp_path: Path) -> None:

@@ -105,10 +105,15 @@ def test_generic_opener_has_no_page(lib: Path, bindir: Path) -> None:
 
 
 def test_no_viewer_at_all(lib: Path, bindir: Path) -> None:
-    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "--dry-run"], prog_name="gmtool")
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire"], prog_name="gmtool")
     assert res.exit_code == 1
     assert "VIEWER_NOT_FOUND" in res.stderr
     assert "GMTOOL_PDF_VIEWER" in res.stderr
+    # a dry run still says which file and page it would open
+    res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "--page", "2", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.strip() == f"{lib / 'grimoire.pdf'} p.2"
+    assert "VIEWER_NOT_FOUND" in res.stderr
 
 
 def test_title_resolves_its_page(lib: Path, bindir: Path) -> None:
@@ -137,8 +142,8 @@ def test_bad_page_and_unknown_names(lib: Path, bindir: Path) -> None:
     fake(bindir, "zathura")
     res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "-p", "99", "--dry-run"], prog_name="gmtool")
     assert res.exit_code == 2 and "INVALID_PAGE" in res.stderr
-    res = runner.invoke(app, ["open", "-L", str(lib), "grimoir", "--dry-run"], prog_name="gmtool")
-    assert res.exit_code == 1 and "SOURCE_NOT_FOUND" in res.stderr
+    res = runner.invoke(app, ["open", "-L", str(lib), "nosuchbook", "--dry-run"], prog_name="gmtool")
+    assert res.exit_code == 2 and "SOURCE_NOT_FOUND" in res.stderr
     res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "No Such Spell Anywhere", "--dry-run"],
                         prog_name="gmtool")
     assert res.exit_code == 1 and "SECTION_NOT_FOUND" in res.stderr
@@ -161,7 +166,7 @@ def test_open_launches_the_viewer_detached(lib: Path, bindir: Path, tmp_path: Pa
     fake(bindir, "zathura", f"PATH=/usr/bin:/bin\nprintf '%s\\n' \"$@\" > '{log}.tmp' && mv '{log}.tmp' '{log}'")
     res = runner.invoke(app, ["open", "-L", str(lib), "grimoire", "Gull's Leap"], prog_name="gmtool")
     assert res.exit_code == 0, res.output
-    assert res.stdout.strip() == f"opened {lib / 'grimoire.pdf'} at page 2"
+    assert res.stdout.strip() == f"opened {lib / 'grimoire.pdf'} at p.2"
     deadline = time.monotonic() + 10
     while not log.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

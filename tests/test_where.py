@@ -200,3 +200,40 @@ def test_where_nan_exits_2_in_the_cli(sample_scanned) -> None:
     res = CliRunner().invoke(app, ["search", "--library", str(sample_scanned), "--where", "level>=nan", "fire"])
     assert res.exit_code == EXIT_USAGE, res.output
     assert "INVALID_FILTER" in res.output and "INTERNAL_ERROR" not in res.output
+
+
+# --- filters that explain themselves (against what the library's entries carry) ----------------------
+
+
+def _cli(lib: object, *args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from gmtool.cli import app
+
+    r = CliRunner().invoke(app, [*args, "-L", str(lib)], env={"COLUMNS": "200"})
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_a_field_the_chosen_types_never_have_is_an_error(sample_scanned: object) -> None:
+    code, out, err = _cli(sample_scanned, "search", "--type", "spell", "--where", "cr<=5")
+    assert code == EXIT_USAGE and out == ""
+    assert "INVALID_FILTER: no spell entry here has the field 'challenge' (monster entries do)" in err
+    assert "fields of spell: casting_time, concentration, duration, level" in err
+    code, _, err = _cli(sample_scanned, "toc", "grimoire", "--where", "cr<=5")
+    assert code == EXIT_USAGE and "no entry here has the field 'challenge'" in err and "level" in err
+
+
+def test_a_value_outside_the_fields_values_is_an_error(sample_scanned: object) -> None:
+    code, out, err = _cli(sample_scanned, "search", "--type", "class", "--where", "spellcasting=true")
+    assert code == EXIT_USAGE and out == ""
+    assert "no entry has spellcasting=true" in err and "values of spellcasting:" in err
+
+
+def test_a_field_only_some_chosen_types_have_warns(sample_scanned: object) -> None:
+    code, out, err = _cli(sample_scanned, "search", "--type", "spell", "--type", "monster", "--where", "cr<=5",
+                          "--json")
+    assert code == 0 and "FILTER_NARROWS: spell entries never have 'challenge'" in out
+    import json
+
+    results = json.loads(out)["results"]
+    assert results and {r["content_type"] for r in results} == {"monster"}

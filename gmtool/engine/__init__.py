@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gmtool import settings as config
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.query.library import Library
-from gmtool.query.search import Filters, check_types, suggest_ids
+from gmtool.query.search import Filters, check_types
 from gmtool.settings import Settings
 from gmtool.storage import layout
 from gmtool.types import (
@@ -120,7 +120,7 @@ class Engine:
     def source_id(self, name: str) -> str:
         """The source a user means by `name` (id, file name with or without its extension, stem
         or title slug): the one resolver behind every command and MCP tool."""
-        from gmtool.query.resolve import find_sources
+        from gmtool.query.resolve import find_sources, nearest_ids
 
         lib = self.library()
         found = find_sources(lib.metas, name)
@@ -130,13 +130,8 @@ class Engine:
             raise UsageError(
                 "SOURCE_AMBIGUOUS", f"'{name}' names {len(found)} sources: {', '.join(found)}", "give one of these ids"
             )
-        ids = sorted(lib.metas)
-        raise UsageError(
-            "SOURCE_NOT_FOUND",
-            f"no source '{name}'",
-            f"did you mean: {', '.join(suggest_ids(name, ids))}? (`gmtool ls` lists them)",
-            exit_code=1,
-        )
+        raise UsageError("SOURCE_NOT_FOUND", f"no source '{name}'",
+                         f"did you mean: {', '.join(nearest_ids(lib.metas, name))}? (`gmtool ls` lists them)")
 
     def toc(
         self,
@@ -169,6 +164,10 @@ class Engine:
             }
 
         out: list[TocNode] = []
+        if conds:
+            from gmtool.query.where import check_filters, fields_seen
+
+            check_filters(conds, types, fields_seen([e.content_type for e in entries], [e.fields for e in entries]))
         if types is not None or conds:
             from gmtool.query.where import matches
 
@@ -219,7 +218,7 @@ class Engine:
         types: list[str] | None = None,
         sources: list[str] | None = None,
         limit: int = 10,
-        min_score: float = 0.0,
+        min_score: float | None = None,
         where: WhereArg = None,
         device: str = "auto",
         timeout: float = 10.0,
@@ -230,7 +229,8 @@ class Engine:
         from gmtool.query.ask import ask
 
         _check_count("limit", limit)
-        _check_fraction("min_score", min_score)
+        if min_score is not None:  # None: the calibrated default (query.ranking.ask_min_score)
+            _check_fraction("min_score", min_score)
         _check_fraction("timeout", timeout, upper=None, strict=True)
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
         return ask(

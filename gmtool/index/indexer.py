@@ -403,7 +403,11 @@ class Indexer:
         report.storage = {"index_dir": str(self.index_dir), "size_bytes": store.dir_size(self.index_dir)}
         self.log(f"done: {asdict(report)}")
         report.log_file = self.log.write(self.index_dir, "failed" if report.failed else "ok")
-        if not self.opts.targeted and not self.opts.include and not self.opts.exclude:
+        if report.files_found == 0:  # a wrong folder: the library used so far stays the default
+            report.warnings.append(
+                f"NO_BOOKS: no .pdf, .md, .markdown or .txt files under {self.paths.library}; "
+                "the default library was not changed (check the folder)")
+        elif not self.opts.targeted and not self.opts.include and not self.opts.exclude:
             _remember_library(self.paths)
 
 

@@ -38,7 +38,17 @@ def hit_dict(h: Hit) -> HitOut:
 
 
 def search_dict(r: SearchResult) -> SearchOut:
-    return {"query": r.query, "mode": r.mode, "results": [hit_dict(h) for h in r.results], "warnings": r.warnings}
+    d: dict[str, Any] = {"query": r.query, "mode": r.mode, "results": [hit_dict(h) for h in r.results],
+                         "warnings": r.warnings}
+    if r.confidence is not None:
+        d["confidence"] = r.confidence
+    if r.message:
+        d["message"] = r.message
+    if r.weak:
+        d["weak"] = [hit_dict(h) for h in r.weak]
+    if r.suggestions:
+        d["suggestions"] = r.suggestions
+    return cast("SearchOut", d)
 
 
 def source_dict(m: SourceMeta) -> SourceOut:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
 from gmtool.present.jsonout import iter_toc_rows, source_dict
+from gmtool.present.pages import page_ref
 from gmtool.present.terminal import line as one_line  # a file name or an argument can hold control characters
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ _QUERY_HINTS = {
 def mcp_hint(code: str, hint: str, tool: str = "") -> str:
     if code == "INVALID_QUERY" and tool in _QUERY_HINTS:
         return _QUERY_HINTS[tool]
+    if code == "SOURCE_NOT_FOUND" and hint.startswith("did you mean"):  # keep the nearest ids
+        return hint.split(" (`gmtool", 1)[0] + "; " + MCP_HINTS[code]
     return MCP_HINTS.get(code, hint)
 
 
@@ -126,10 +129,8 @@ def toc_page(res: TocResult, cursor: str | None, budget: int = PAGE_CHARS) -> To
 
 
 def where(d: Any) -> str:
-    """p.LABEL for a PDF page; l.N for a Markdown or text heading, which has a line, not a page."""
-    if d.get("line") is not None or d.get("page") is None:
-        return f"l.{d['line']}"
-    return f"p.{d.get('page_label') or d.get('page')}"
+    """The page (and printed page) of a PDF entry, the line of a Markdown or text one (present.pages)."""
+    return page_ref(d.get("page"), d.get("page_label"), d.get("line"))
 
 
 def library_text(data: LibraryOut) -> str:
@@ -144,11 +145,26 @@ def library_text(data: LibraryOut) -> str:
     return "\n".join(lines)
 
 
+def _hit_line(h: Any) -> str:
+    """One result: title, type, book, page, score; its copies elsewhere and a namesake marker."""
+    text = f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {where(h)} ({h['score']:.2f})"
+    if h.get("also_in"):
+        text += "; also in " + ", ".join(f"{c['source_id']} {where(c)}".rstrip() for c in h["also_in"])
+    if h.get("namesake_of"):
+        text += f"; namesake of {h['namesake_of']}'s (another edition or game)"
+    return text
+
+
 def search_text(data: SearchOut) -> str:
     lines = [f"{len(data['results'])} results for '{data['query']}' ({data['mode']})"]
-    for h in data["results"]:
-        lines.append(f"{h['rank']}. {h['title']} [{h['content_type'] or '-'}] {h['source_id']} {where(h)}"
-                     f" ({h['score']:.2f})")
+    if data.get("message"):
+        lines.append(data["message"])
+    lines += [_hit_line(h) for h in data["results"]]
+    if data.get("weak"):
+        lines.append("nearest entries (weak):")
+        lines += [_hit_line(h) for h in data["weak"]]
+    if data.get("suggestions"):
+        lines.append("near misses: " + ", ".join(data["suggestions"]))
     lines += [f"warning: {w}" for w in data["warnings"]]
     return "\n".join(lines)
 
@@ -164,7 +180,7 @@ def toc_text(data: TocOut) -> str:
 
 
 def read_text(d: dict[str, Any]) -> str:
-    at = f"line {d.get('line')}" if d["page"] is None else f"page {d['page_label'] or d['page']}"
+    at = page_ref(d["page"], d["page_label"], d.get("line"))
     loc = f"{d['source_name']} ({d['source_id']}), {at}"
     head = f"{d['title']} — {loc}" if d["title"] else loc
     nav = f"\n[previous: {d['previous_title'] or '-'} | next: {d['next_title'] or '-'}]"

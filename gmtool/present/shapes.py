@@ -44,6 +44,10 @@ class SearchOut(TypedDict):
     mode: str
     results: list[HitOut]
     warnings: list[str]
+    confidence: NotRequired[float]  # ask: how well the library covers the question (0-1)
+    message: NotRequired[str]  # nothing good was found
+    weak: NotRequired[list[HitOut]]  # ask: the nearest entries, below --min-score
+    suggestions: NotRequired[list[str]]  # search: near-miss titles
 
 
 class SourceOut(TypedDict):

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from gmtool.present import terminal
+from gmtool.present.pages import page_ref
 from gmtool.types import Failure, Hit, ScanReport, SearchResult, SourceMeta, TocNode
 
 if TYPE_CHECKING:
@@ -31,11 +32,7 @@ def _link(title: str, path: str | None, page: int | None) -> str:
 
 
 def _page(h: Hit) -> str:
-    if h.line is not None:  # Markdown and text have no pages: point at the heading's line
-        return f"l.{h.line}"
-    if h.page_label and h.page_label != str(h.page):
-        return f"{h.page} (p. {h.page_label})"
-    return str(h.page)
+    return page_ref(h.page, h.page_label, h.line)
 
 
 def _fields(fields: dict[str, Any] | None, ctype: str | None) -> str:
@@ -79,47 +76,99 @@ def _why(ex: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def render_search(console: Console, r: SearchResult, paths: dict[str, str], explain: bool = False) -> None:
-    if not r.results:
-        console.print(f"[yellow]No results for[/] '{_s(r.query)}'.")
-        return
-    scored = explain or any(h.similarity_score is not None or h.matched_terms is not None for h in r.results)
-    books: dict[str, list[Hit]] = {}
-    for h in r.results:
-        books.setdefault(h.source_id, []).append(h)
-    for sid, hits in books.items():
-        t = Table(title=f"[bold]{_s(hits[0].source_name)}[/] [dim]({_s(sid)})[/]", title_justify="left",
-                  show_edge=False, expand=True, pad_edge=False)
-        t.add_column("#", justify="right", style="dim", no_wrap=True)
-        t.add_column("Title", style="bold cyan", overflow="fold", min_width=14, ratio=2)
-        t.add_column("Type", style="magenta", no_wrap=True, min_width=7)
-        t.add_column("Page", justify="right", no_wrap=True, min_width=4)
+NAMESAKE = "≠"  # after a title: another edition or game has an entry of this name (another text)
+BOOK_CHARS = 14  # the book column: a source id, shortened (`gmtool ls` has them whole)
+WIDE = 120  # from this many columns on, a table also shows each result's section path
+
+
+def _book(h: Hit) -> str:
+    """The short book column: the source id (cut with an ellipsis) and "+N" for N more copies."""
+    more = f" +{len(h.also_in)}" if h.also_in else ""
+    room = BOOK_CHARS - len(more)
+    sid = h.source_id if len(h.source_id) <= room else h.source_id[: room - 1] + "…"
+    return _s(sid) + (f"[dim]{more}[/]" if more else "")
+
+
+def _result_table(console: Console, hits: list[Hit], paths: dict[str, str], scored: bool, explain: bool,
+                  with_book: bool, title: str | None = None) -> Table:
+    wide = console.width >= WIDE
+    t = Table(title=title, title_justify="left", show_edge=False, expand=True, pad_edge=False, box=None,
+              header_style="bold")
+    t.add_column("#", justify="right", style="dim", no_wrap=True)
+    t.add_column("Title", style="bold cyan", no_wrap=True, overflow="ellipsis", min_width=12, max_width=32)
+    t.add_column("Type", style="magenta", no_wrap=True, max_width=9)
+    if with_book:
+        t.add_column("Book", no_wrap=True, overflow="ellipsis", max_width=BOOK_CHARS)
+    t.add_column("Page", no_wrap=True)
+    if scored:
+        t.add_column("Score", justify="right", no_wrap=True, style="green")
+    if wide:
+        t.add_column("Section", style="dim", overflow="ellipsis", no_wrap=True, max_width=30, ratio=1)
+    t.add_column("Why" if explain else "Snippet", overflow="fold" if explain else "ellipsis", no_wrap=not explain,
+                 min_width=10, ratio=3)
+    for h in hits:
+        title_cell = _link(h.title, paths.get(h.source_id), h.page)
+        if h.namesake_of:
+            title_cell += f" [yellow]{NAMESAKE}[/]"
+        if h.also_in and not with_book:
+            title_cell += f" [dim]+{len(h.also_in)}[/]"
+        row = [str(h.rank), title_cell, h.content_type or ""]
+        if with_book:
+            row.append(_book(h))
+        row.append(_page(h))
         if scored:
-            t.add_column("Score", justify="right", no_wrap=True, style="green")
-        t.add_column("Section", style="dim", overflow="ellipsis", no_wrap=True, min_width=10, ratio=2)
-        if explain:
-            t.add_column("Why", overflow="fold", min_width=16, ratio=3)
-        else:
-            t.add_column("Snippet", overflow="ellipsis", no_wrap=True, min_width=10, ratio=3)
-        for h in hits:
-            title = _link(h.title, paths.get(sid), h.page)
-            if h.also_in:
-                copies = [c["source_id"] + (f" p.{c['page']}" if c.get("page") is not None else "") for c in h.also_in]
-                others = copies if len(copies) <= 2 else [*copies[:1], f"+{len(copies) - 1} more"]
-                title += f"\n[dim]also in: {_s(', '.join(others))}[/]"
-            if h.namesake_of:
-                title += f"\n[dim]namesake: another text than in {_s(h.namesake_of)}[/]"
-            kind = h.content_type or ""
-            extra = _fields(h.fields, h.content_type)
-            if extra:
-                kind += f"\n[dim]{_s(extra)}[/]"
-            row = [str(h.rank), title, kind, _page(h)]
-            if scored:
-                row.append(f"{h.score:.2f}")
-            last = _s(_why(h.explain)) if explain and h.explain else _s(h.snippet)
-            t.add_row(*row, _s(" › ".join(h.section_path[-2:])), last)
-        console.print(t)
-        console.print()
+            row.append(f"{h.score:.2f}")
+        if wide:
+            row.append(_s(" › ".join(h.section_path[-2:])))
+        extra = _fields(h.fields, h.content_type)
+        last = _why(h.explain) if explain and h.explain else (f"{extra} · {h.snippet}" if extra else h.snippet)
+        row.append(_s(last))
+        t.add_row(*row)
+    return t
+
+
+def _legend(console: Console, hits: list[Hit]) -> None:
+    """One dim line explaining the row markers that appear."""
+    notes = []
+    if any(h.also_in for h in hits):
+        notes.append("+N: also in N more books")
+    if any(h.namesake_of for h in hits):
+        notes.append(f"{NAMESAKE}: namesake (another edition or game)")
+    if notes:
+        console.print("[dim]" + _s(" · ".join(notes)) + "[/]")
+
+
+def render_search(console: Console, r: SearchResult, paths: dict[str, str], explain: bool = False,
+                  group: bool = False) -> None:
+    """One ranked list (the book a short column), or with `group` one table per book in order of
+    its best hit. Every row is one line, so 20 results fit a terminal of 80 columns."""
+    if not r.results:
+        _render_nothing(console, r, paths)
+        return
+    if r.message:  # results, but not what was asked for by name
+        console.print(f"[yellow]{_s(r.message)}[/]")
+    scored = explain or any(h.similarity_score is not None or h.matched_terms is not None for h in r.results)
+    if not group:
+        console.print(_result_table(console, r.results, paths, scored, explain, with_book=True))
+    else:
+        books: dict[str, list[Hit]] = {}
+        for h in r.results:
+            books.setdefault(h.source_id, []).append(h)
+        for sid, hits in books.items():
+            head = f"[bold]{_s(hits[0].source_name)}[/] [dim]({_s(sid)})[/]"
+            console.print(_result_table(console, hits, paths, scored, explain, with_book=False, title=head))
+            console.print()
+    _legend(console, r.results)
+
+
+def _render_nothing(console: Console, r: SearchResult, paths: dict[str, str]) -> None:
+    """An honest "nothing found": what was not found, and near misses only as suggestions."""
+    console.print(f"[yellow]{_s(r.message or f'No results for {r.query!r}.')}[/]")
+    if r.suggestions:
+        console.print(f"[dim]near misses: {_s(', '.join(r.suggestions))}[/]")
+    if r.weak:
+        console.print("[dim]nearest entries (weak):[/]")
+        console.print(_result_table(console, r.weak, paths, True, False, with_book=True))
 
 
 def render_sources(
@@ -129,30 +178,44 @@ def render_sources(
         console.print("[yellow]No sources indexed yet.[/] Run [bold]gmtool scan DIR[/] on your rulebook folder.")
         _render_problems(console, problems or [])
         return
-    t = Table(show_edge=False)
-    t.add_column("Source id", style="bold cyan", overflow="fold", min_width=10)
-    t.add_column("Title", overflow="fold", min_width=12)
-    t.add_column("Pages", justify="right", no_wrap=True)
-    t.add_column("Entries", justify="right", no_wrap=True)
-    t.add_column("Typed", justify="right", no_wrap=True)
-    t.add_column("Top types", overflow="fold", min_width=14)
-    t.add_column("Outline", no_wrap=True)
+    # One line a book. Below WIDE columns the title gives way (the id names the book, and a unique
+    # start of it is enough to type), and the type counts get the width that is left.
+    rows = [_source_row(m, verbose) for m in sources]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_SOURCE_HEADS)]
+    titled = verbose or console.width >= WIDE or sum(w + 2 for w in widths) <= console.width
+    if not titled:
+        widths[0] = min(widths[0], 26)
+        widths[5] = max(8, console.width - sum(w + 2 for i, w in enumerate(widths) if i not in (1, 5)) - 2)
+    t = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
+    for i, head in enumerate(_SOURCE_HEADS):
+        if i == 1 and not titled:
+            continue
+        right = head in ("Pages", "Entries", "Typed")
+        t.add_column(head, style="bold cyan" if i == 0 else None, justify="right" if right else "left",
+                     no_wrap=True, overflow="ellipsis", max_width=None if titled else widths[i])
     if verbose:
         t.add_column("File", overflow="fold")
         t.add_column("No text", justify="right", no_wrap=True)
         t.add_column("Indexed", no_wrap=True)
-    for m in sources:
-        top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
-        types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
-        typed = f"{m.typed_share:.0%}"
-        length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
-        row = [_s(m.source_id), _s(m.title), length, str(m.entry_count), typed, types,
-               "yes" if m.has_outline else "no"]
+    for m, row in zip(sources, rows, strict=True):
+        cells = [_s(c) for i, c in enumerate(row) if titled or i != 1]
         if verbose:
-            row += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
-        t.add_row(*row)
+            cells += [_s(m.file), str(len(m.pages_without_text)), m.indexed_at[:16].replace("T", " ")]
+        t.add_row(*cells)
     console.print(t)
     _render_problems(console, problems or [])
+
+
+_SOURCE_HEADS = ("Source id", "Title", "Pages", "Entries", "Typed", "Top types", "TOC")
+
+
+def _source_row(m: SourceMeta, verbose: bool) -> list[str]:
+    """One book's cells, plain text, in _SOURCE_HEADS order."""
+    top = sorted(m.type_counts.items(), key=lambda kv: -kv[1])
+    types = " ".join(f"{k}:{v}" for k, v in top[: (None if verbose else 3)])
+    length = f"{m.lines} lines" if m.lines is not None else str(m.pages)  # Markdown/text have no pages
+    return [m.source_id, m.title, length, str(m.entry_count), f"{m.typed_share:.0%}", types,
+            "yes" if m.has_outline else "no"]
 
 
 def _render_problems(console: Console, problems: list[Failure]) -> None:
@@ -166,11 +229,7 @@ def render_toc(console: Console, toc: TocResult) -> None:
 
     def add(parent: Tree, nodes: list[TocNode]) -> None:
         for n in nodes:
-            where = f"l.{n['line']}" if n.get("line") is not None else f"p.{n['page']}"
-            label = f"{_s(n['title'])} [dim]{where}"
-            if n.get("page_label") and n["page_label"] != str(n["page"]):
-                label += f" ({_s(str(n['page_label']))})"
-            label += "[/]"
+            label = f"{_s(n['title'])} [dim]{_s(page_ref(n['page'], n.get('page_label'), n.get('line')))}[/]"
             if n.get("content_type"):
                 label += f" [magenta]{_s(n['content_type'])}[/]"
             extra = _fields(n.get("fields"), n.get("content_type"))
@@ -200,9 +259,7 @@ def render_scan(console: Console, r: ScanReport) -> None:
 
 
 def render_read(console: Console, r: ReadResult) -> None:
-    where = f"p. {r.page}" + (f" (printed {r.page_label})" if r.page_label and r.page_label != str(r.page) else "")
-    if r.page is None:  # a Markdown/text section: its line
-        where = f"l. {r.line}" if r.line is not None else ""
+    where = page_ref(r.page, r.page_label, r.line)
     head = f"[bold cyan]{_s(r.title or f'Page {r.page}')}[/] — {_s(r.source_name)} [dim]({_s(r.source_id)}), {where}[/]"
     console.print(head)
     if r.section_path:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gmtool.query.confidence import best_similarity, confidence, coverage
 from gmtool.query.fusion import Priors, fuse
 from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_fields, read_intent
 from gmtool.query.ranking import RANKING
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from gmtool.query.library import Library
     from gmtool.storage.vectors import VectorStore
     from gmtool.types import Embedder
+
+WEAK_ROWS = 3  # when nothing scores well enough, this many nearest entries are shown as weak
 
 # --- query side ---------------------------------------------------------------------------
 
@@ -234,7 +237,7 @@ def ask(
     query: str,
     flt: Filters,
     limit: int = 10,
-    min_score: float = 0.0,
+    min_score: float | None = None,
     device: str = "auto",
     timeout: float = 10.0,
     ranker: str = "hybrid",
@@ -264,13 +267,26 @@ def ask(
     allowed = is_target if mask is None else (is_target & mask)
     pri = priors(lib, type_intent(q, lib), flt.types)
     fused = fuse(kw_ent, dense_ent, pri, allowed)
-    order = [int(i) for i in top_k(fused, max(1, limit) * RANKING.overfetch, allowed)
-             if fused[int(i)] >= max(min_score, 1e-9)]
-    rows = rows_for(lib, order, [float(fused[i]) for i in order], max(1, limit), all_copies)
+    # whether the library covers the question at all, whatever the filters keep (a type filter
+    # narrows the answers, not the question)
+    conf = confidence(best_similarity(dense_ent, is_target), coverage(lib, sorted(own)))
+    floor = RANKING.ask_min_score if min_score is None else min_score
+    ranked = [int(i) for i in top_k(fused, max(1, limit) * RANKING.overfetch, allowed) if fused[int(i)] > 1e-9]
+    order = [i for i in ranked if fused[i] * conf >= floor]
+    weak = not order and bool(ranked)
+    if weak:  # nothing good: the nearest entries, marked weak
+        order = ranked
+    rows = rows_for(lib, order, [float(fused[i]) * conf for i in order], WEAK_ROWS if weak else max(1, limit),
+                    all_copies, allowed)
     hits = make_hits(lib, rows, own)
     _annotate(lib, hits, own | set(extra), extra, kw_ent, dense_ent, fused, allowed, pri, explain)
     mode = "hybrid" if dense_ent is not None else "keyword"
-    return SearchResult(query=q, mode=mode, results=hits, warnings=warnings + [w for w in lib.warnings if w not in warnings])
+    out = SearchResult(query=q, mode=mode, results=[] if weak else hits,
+                       warnings=warnings + [w for w in lib.warnings if w not in warnings], confidence=round(conf, 4))
+    if weak:
+        out.weak = hits
+        out.message = f"no good answer to '{q}': every result scores below --min-score {floor:g}"
+    return out
 
 
 def _keyword_side(

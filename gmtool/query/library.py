@@ -251,7 +251,7 @@ class Library:
         return None
 
     def _table_from_entries(self) -> dict[str, list]:
-        from gmtool.rank.copies import entity_texts
+        from gmtool.rank.copies import book_system, entity_texts, subtree_ends
         from gmtool.rank.keyword import doc_table
         from gmtool.rank.units import fold_targets
 
@@ -259,14 +259,19 @@ class Library:
         sources: list[str] = []
         texts: list[str] = []
         targets: list[int] = []
+        systems: list[str] = []
+        ends: list[int] = []
         for sid, m in self.metas.items():
             sources.extend(sid for _ in range(m.entry_count))
             off = self.offsets[sid]
             mine = es[off : off + m.entry_count]
             texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
             targets.extend(off + t for t in fold_targets(mine))
+            system = book_system(sid, m.title, [e.body for e in mine])
+            systems.extend(system for _ in mine)
+            ends.extend(off + end for end in subtree_ends([e.parent for e in mine]))
         return doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                         [e.page for e in es], sources, texts, targets, [e.body for e in es])
+                         [e.page for e in es], sources, texts, targets, [e.body for e in es], systems, ends)
 
     def copy_members(self) -> list[list[int]]:
         """Copy group -> its documents (library order), for folding rows (see rank.keyword.doc_table)."""

@@ -6,7 +6,7 @@ A pure function over ranked document ids and the copy/name groups of the keyword
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -27,14 +27,19 @@ def fold_rows(
     limit: int,
     all_copies: bool = False,
     groups: Mapping[int, list[int]] | Sequence[list[int]] | None = None,
+    pages: Sequence[int | None] | None = None,
+    allowed: Callable[[int], bool] | None = None,
 ) -> list[Row]:
     """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`.
     `groups` (copy group -> its documents, library order; see copy_members) saves a pass over
-    every document when the caller keeps them."""
+    every document when the caller keeps them. With `pages` (per document; None in Markdown), a
+    folded row shows the copy a GM can open at a page: a PDF copy before a Markdown one, then
+    the best-ranked; `allowed` keeps the shown copy within the filters."""
     members = groups
     if members is None:
         wanted = {copy[g] for g in order if copy[g] >= 0}
         members = copy_members(copy, wanted) if wanted else {}
+    rank = {g: i for i, g in enumerate(order)}
     first_of_copy: dict[int, int] = {}
     first_of_name: dict[int, tuple[int, int]] = {}  # name group -> (copy group or -gid-1, first row's gid)
     rows: list[Row] = []
@@ -44,20 +49,34 @@ def fold_rows(
         c, n = copy[gid], name[gid]
         if c >= 0 and c in first_of_copy and not all_copies:
             continue
-        row = Row(gid, float(score))
+        shown = gid
+        if c >= 0 and not all_copies and pages is not None:
+            shown = _openable(members[c], rank, pages, allowed, gid)
+        row = Row(shown, float(score))
         if c >= 0:
-            row.copies = [g for g in members[c] if g != gid]
+            row.copies = [g for g in members[c] if g != shown]
             if c in first_of_copy:
                 row.duplicate_of = first_of_copy[c]
             else:
-                first_of_copy[c] = gid
+                first_of_copy[c] = shown
         if n >= 0:
             ident = c if c >= 0 else -gid - 1
-            seen = first_of_name.setdefault(n, (ident, gid))
+            seen = first_of_name.setdefault(n, (ident, shown))
             if seen[0] != ident:
                 row.namesake_of = seen[1]
         rows.append(row)
     return rows
+
+
+def _openable(
+    group: list[int], rank: Mapping[int, int], pages: Sequence[int | None], allowed: Callable[[int], bool] | None,
+    best: int,
+) -> int:
+    """The copy to show: one with a page (a PDF opens there) before one without, then by rank
+    (copies the ranking did not reach come last, in library order)."""
+    unranked = len(rank)
+    pool = [g for g in group if allowed is None or allowed(g)] or [best]
+    return min(pool, key=lambda g: (pages[g] is None, rank.get(g, unranked), g))
 
 
 def copy_members(copy: Sequence[int], wanted: set[int] | None = None) -> dict[int, list[int]]:

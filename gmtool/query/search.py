@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 MAX_QUERY_CHARS = 512
 SNIPPET_CHARS = 160
-SUGGEST_CUTOFF = 40  # rapidfuzz ratio (0-100) a source id must reach to be suggested for a mistyped one
 
 
 @dataclass
@@ -59,32 +58,21 @@ def check_types(types: list[str] | None) -> list[str] | None:
     return out
 
 
-def resolve_sources(lib: Library, names: list[str] | None, warnings: list[str]) -> list[str] | None:
-    """None keeps every source; unknown names warn (listing valid ids) and match nothing."""
+def resolve_sources(lib: Library, names: list[str] | None) -> list[str] | None:
+    """None keeps every source. Each name must mean a book (see query.resolve): an unknown one is
+    SOURCE_NOT_FOUND (exit 2) with the nearest ids, never an empty result a script would trust."""
     if names is None:
         return None
-    from gmtool.query.resolve import find_sources
+    from gmtool.query.resolve import find_sources, nearest_ids
 
-    valid = sorted(lib.metas)
     out: list[str] = []
-    unknown: list[str] = []
     for name in names:
         match = find_sources(lib.metas, name)
-        if match:
-            out.extend(m for m in match if m not in out)
-        else:
-            unknown.append(name)
-    if unknown:
-        warnings.append(f"SOURCE_NOT_FOUND: no source named {', '.join(unknown)}; valid ids: {', '.join(valid)}")
+        if not match:
+            raise UsageError("SOURCE_NOT_FOUND", f"no source '{name}'",
+                             f"did you mean: {', '.join(nearest_ids(lib.metas, name))}? (`gmtool ls` lists them)")
+        out.extend(m for m in match if m not in out)
     return out
-
-
-def suggest_ids(name: str, ids: list[str]) -> list[str]:
-    """Up to three ids closest to a mistyped one (rapidfuzz's normalised similarity), else the first three."""
-    from rapidfuzz import fuzz, process
-
-    close = process.extract(name, ids, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=3)
-    return [m[0] for m in close] or ids[:3]
 
 
 def build_mask(lib: Library, flt: Filters) -> np.ndarray | None:
@@ -196,10 +184,15 @@ def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
     return hits
 
 
-def rows_for(lib: Library, order: list[int], scores: list[float], limit: int, all_copies: bool) -> list[Row]:
-    """Fold copies (see query.rows) over the ranked documents."""
+def rows_for(
+    lib: Library, order: list[int], scores: list[float], limit: int, all_copies: bool, allowed: np.ndarray | None = None
+) -> list[Row]:
+    """Fold copies (see query.rows) over the ranked documents; a folded row shows a copy that
+    `allowed` (the filters' mask) keeps, a PDF one where there is one."""
     docs = lib.doc_table()
-    return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies, lib.copy_members())
+    keep = None if allowed is None else (lambda g: bool(allowed[g]))
+    return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies, lib.copy_members(),
+                     docs["pages"], keep)
 
 
 def keyword_scores(
@@ -273,6 +266,17 @@ def type_filter_warning(lib: Library, flt: Filters) -> str | None:
     )
 
 
+def _fields_seen(lib: Library) -> dict[str, dict[str, set[str]]]:
+    """The typed fields and values the library's entries carry, once per snapshot (see query.where)."""
+    seen = lib.cache.get("fields_seen")
+    if not isinstance(seen, dict):
+        from gmtool.query.where import fields_seen
+
+        seen = fields_seen(lib.titles_and_types()[1], lib.doc_fields())
+        lib.cache["fields_seen"] = seen
+    return seen
+
+
 def prepare(
     lib: Library, query: str, flt: Filters, allow_empty: bool = False
 ) -> tuple[str, list[str], np.ndarray | None, bool]:
@@ -281,7 +285,11 @@ def prepare(
     warnings = list(lib.warnings)
     q = "" if allow_empty and not (query or "").strip() else check_query(query, warnings)
     flt.types = check_types(flt.types)
-    flt.sources = resolve_sources(lib, flt.sources, warnings)
+    flt.sources = resolve_sources(lib, flt.sources)
+    if flt.where:
+        from gmtool.query.where import check_filters
+
+        warnings.extend(check_filters(flt.where, flt.types, _fields_seen(lib)))
     type_warning = type_filter_warning(lib, flt)
     if type_warning:
         warnings.append(type_warning)
@@ -304,11 +312,81 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: 
 
         allowed = np.flatnonzero(mask) if mask is not None else np.arange(lib.n_docs)
         order = [int(i) for i in allowed[: limit * RANKING.overfetch]]
-        rows = rows_for(lib, order, [0.0] * len(order), limit, all_copies)
+        rows = rows_for(lib, order, [0.0] * len(order), limit, all_copies, mask)
         hits = make_hits(lib, rows, set())
         return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
     scores = keyword_scores(lib, q)
     order = [int(i) for i in top_k(scores, limit * RANKING.overfetch, mask)]
-    rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies)
+    title_best, suggestions = _near_titles(lib, q, mask)
+    if title_best < TITLE_MATCH and not _title_word(lib, q, order) and _word_coverage(lib, q, mask) < WORDS_MATCH \
+            and _word_coverage(lib, q, mask, corrected=False, joint=False) < WORDS_MATCH:
+        return SearchResult(query=q, mode="keyword", results=[], warnings=_with_new(warnings, lib),
+                            message=f"no entry matches '{q}'", suggestions=suggestions)
+    rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies, mask)
     hits = make_hits(lib, rows, set(content_tokens(q)))
-    return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
+    out = SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
+    if title_best < TITLE_MATCH and hits and not _named(hits, q) and \
+            _word_coverage(lib, q, mask, corrected=False) >= WORDS_MATCH:
+        out.message = f"no entry is titled '{q}'; these entries mention it"
+    return out
+
+
+# When a search has found nothing: set on the dev_search names and typed-with-a-typo names ("firbal",
+# "hold persn", "bag of holdin", "gelatinous cub") against nonsense ("xyzzy plugh", "lorem ipsum", "asdf").
+TITLE_MATCH = 0.55  # trigram similarity of the closest title from which a search found a name
+WORDS_MATCH = 0.6  # or: the share of the query's words (typos corrected, by rarity) that one entry holds,
+# or that the library holds at all as typed (two names in one query: "owl fireball")
+SUGGEST_MIN = 0.3  # titles at least this similar are offered as near misses when nothing matches
+SUGGESTIONS = 5
+
+
+def _near_titles(lib: Library, q: str, mask: np.ndarray | None) -> tuple[float, list[str]]:
+    """The best title similarity to the query, and the closest distinct titles (near misses)."""
+    import numpy as np
+
+    _, fuzzy = lib.keyword()
+    sims = fuzzy.scores(q)
+    if mask is not None:
+        sims = np.where(mask, sims, 0.0)
+    titles = lib.titles_and_types()[0]
+    near: list[str] = []
+    for i in np.argsort(-sims)[: SUGGESTIONS * 8].tolist():
+        if sims[i] < SUGGEST_MIN or len(near) >= SUGGESTIONS:
+            break
+        if titles[i] and titles[i] not in near:
+            near.append(titles[i])
+    return (float(sims.max()) if sims.size else 0.0), near
+
+
+def _title_word(lib: Library, q: str, order: list[int]) -> bool:
+    """A word of the query, as typed, is a word of a top-ranked title ("owl" in "fireball owl")."""
+    from gmtool.textnorm import content_tokens, tokenize
+
+    words = set(content_tokens(q) or tokenize(q))
+    titles = lib.titles_and_types()[0]
+    return any(words & set(tokenize(titles[i])) for i in order[:SUGGESTIONS * 4])
+
+
+def _named(hits: list[Hit], q: str) -> bool:
+    """Some result's title holds every word of the query ("fog" names Fog Veil)."""
+    from gmtool.textnorm import content_tokens, tokenize
+
+    words = set(content_tokens(q) or tokenize(q))
+    return any(words <= set(tokenize(h.title)) for h in hits)
+
+
+def _word_coverage(lib: Library, q: str, mask: np.ndarray | None, corrected: bool = True, joint: bool = True) -> float:
+    """query.confidence.coverage over the query's words, each unknown word replaced by its likeliest
+    spelling correction (unless not `corrected`): "firbal" is held by Fireball's entry, "xyzzy" by none."""
+    from gmtool.query.confidence import coverage
+    from gmtool.rank.fuzzy import correct_tokens
+    from gmtool.textnorm import content_tokens, tokenize
+
+    bm25, _ = lib.keyword()
+    fixed = []
+    for t in content_tokens(q) or tokenize(q):
+        if corrected and t not in bm25.vocab:
+            fixes = correct_tokens([t], bm25.vocab, bm25.df)
+            t = max(fixes, key=lambda k: fixes[k]) if fixes else t
+        fixed.append(t)
+    return coverage(lib, fixed, joint, mask)

@@ -214,3 +214,60 @@ def matches(fields: Mapping[str, Any] | None, conds: list[Condition]) -> bool:
         except TypeError:
             return False
     return True
+
+
+# --- filters that explain themselves ----------------------------------------------------------------
+
+MAX_VALUES = 40  # a text field with more distinct values than this is free text: any value may match
+
+
+def fields_seen(types: list[str | None], fields: list[dict | None]) -> dict[str, dict[str, set[str]]]:
+    """field -> content type -> the values its entries carry (text and list fields; other kinds
+    keep an empty set): what the library's entries really have, to check a filter against."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for t, f in zip(types, fields, strict=True):
+        if not f:
+            continue
+        for k, v in f.items():
+            if v is None or k not in FIELD_TYPES:
+                continue
+            vals = seen.setdefault(k, {}).setdefault(t or "untyped", set())
+            kind = FIELD_TYPES[k]
+            if kind == "str":
+                vals.add(re.sub(r"\s+", " ", str(v)).strip().lower())
+            elif kind == "list":
+                vals.update(re.sub(r"\s+", " ", str(a)).strip().lower() for a in v)
+    return seen
+
+
+def check_filters(conds: list[Condition], types: list[str] | None, seen: dict[str, dict[str, set[str]]]) -> list[str]:
+    """INVALID_FILTER for a condition nothing in the chosen types can meet (a field they never
+    carry, a value outside the field's values), naming the valid fields or values; a warning when
+    some chosen types carry the field and others never do. Returns the warnings."""
+    warnings: list[str] = []
+    for cond in conds:
+        by_type = seen.get(cond.field, {})
+        owners = sorted(by_type)
+        chosen = owners if types is None else [t for t in types if t in by_type]
+        if not chosen:
+            what = "entry" if types is None else f"{'/'.join(types)} entry"
+            also = f" ({', '.join(owners)} entries do)" if owners else ""
+            raise _fail(f"no {what} here has the field '{cond.field}'{also}",
+                        hint=_present_fields(types, seen))
+        if types is not None and len(chosen) < len(types):
+            lacking = [t for t in types if t not in by_type]
+            warnings.append(f"FILTER_NARROWS: {', '.join(lacking)} entries never have '{cond.field}', so "
+                            f"--where {cond.field} keeps only {', '.join(chosen)} entries")
+        values = set().union(*(by_type[t] for t in chosen))
+        if FIELD_TYPES[cond.field] in ("str", "list") and cond.op == "=" and values \
+                and len(values) <= MAX_VALUES and cond.value not in values:
+            raise _fail(f"no entry has {cond.field}={cond.value}",
+                        hint=f"values of {cond.field}: {', '.join(sorted(values))}")
+    return warnings
+
+
+def _present_fields(types: list[str] | None, seen: dict[str, dict[str, set[str]]]) -> str:
+    have = sorted(f for f, by_type in seen.items() if types is None or any(t in by_type for t in types))
+    if not have:
+        return f"the {'/'.join(types or [])} entries here carry no typed fields; drop --where"
+    return f"fields{' of ' + '/'.join(types) if types else ''}: {', '.join(have)}"

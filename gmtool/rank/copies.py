@@ -15,6 +15,13 @@ _WORDS = re.compile(r"\w+")
 EXACT_CHARS = 120  # copies whose texts start alike are grouped without a fuzzy comparison
 MAX_FUZZY_CLUSTERS = 40  # beyond this many texts under one title (a "Speed" in every race) only exact starts group
 MIN_EVIDENCE = 40  # shorter texts than this prove nothing: a heading whose text sits in its subsections
+# Two books order an entry's subsections differently (a class's features, tables), so a whole entry
+# is also compared as a bag of word trigrams: the share of the smaller bag found in the other. On the
+# SRD 5.1 classes held three times (Sorcerer, Wizard, Cleric, Fighter), copies share 0.85-0.98, the
+# SRD 5.2 namesakes 0.18-0.35 and other games' classes 0.00-0.04.
+SHARED_TRIGRAMS = 0.6
+MIN_TRIGRAMS = 20  # fewer trigrams than this are no evidence either
+SUBTREE_CHARS = 20_000  # an entry's text with its subsections, cut here
 
 
 def entity_texts(bodies: Sequence[str], parents: Sequence[int | None], limit: int = COMPARE_CHARS * 2) -> list[str]:
@@ -28,69 +35,166 @@ def entity_texts(bodies: Sequence[str], parents: Sequence[int | None], limit: in
     return out
 
 
+def subtree_ends(parents: Sequence[int | None]) -> list[int]:
+    """Per entry, the index of its last descendant (itself when it has none): children follow
+    their parent in document order, so an entry and its subsections are one slice."""
+    ends = list(range(len(parents)))
+    for i in range(len(parents) - 1, -1, -1):
+        p = parents[i]
+        if p is not None and 0 <= p < i and ends[i] > ends[p]:
+            ends[p] = ends[i]
+    return ends
+
+
+def trigrams(text: str) -> set[str]:
+    from gmtool.textnorm import normalize
+
+    w = _WORDS.findall(normalize(text))
+    return {" ".join(w[k : k + 3]) for k in range(len(w) - 2)}
+
+
+def same_bag(a: set[str], b: set[str]) -> bool:
+    """Most word trigrams of the smaller text are in the other (order not considered)."""
+    small = min(len(a), len(b))
+    return small >= MIN_TRIGRAMS and len(a & b) >= SHARED_TRIGRAMS * small
+
+
 def same_text(a: str, b: str) -> bool:
-    """Near-identical starts; a text cut shorter in one book (the rest in subsections) still matches."""
+    """Near-identical starts; a text cut shorter in one book (the rest in subsections) still matches.
+    Texts shorter than MIN_EVIDENCE prove nothing: two empty or one-line texts are not one entry
+    (a two-word stat line of one game beside another game's)."""
     from rapidfuzz import fuzz
 
     n = min(len(a), len(b), COMPARE_CHARS)
     if n < MIN_EVIDENCE:
-        return True
+        return False
     return fuzz.ratio(a[:n], b[:n]) >= COPY_SIMILARITY
+
+
+def fields_agree(a: dict | None, b: dict | None) -> bool:
+    """The numbers both copies carry agree (a spell's level, a monster's challenge): they tell two
+    versions of a thing apart. Text fields do not: a PDF lacks a "Classes:" line the other has, or
+    its duration runs on into the description, which is no evidence that the texts differ."""
+    from gmtool.fieldspec import FIELD_TYPES
+
+    if not a or not b:
+        return True
+    return all(a[k] == b[k] for k in a.keys() & b.keys() if FIELD_TYPES.get(k) in ("int", "float"))
+
+
+# "This work includes material taken from the System Reference Document 5.1 ("SRD 5.1")": an SRD
+# names its game's edition in its licence, and a copy of it keeps the licence.
+_EDITION = re.compile(r"(?:system reference document|\bsrd)[ \t]*v?(\d+\.\d+)\b", re.IGNORECASE)
+
+
+def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
+    """The game and edition a book declares, as a key: the edition its SRD licence names most
+    often ("srd 5.1"), else the book's own id, so that a book whose system is unknown is its own
+    system. Copies fold only within one system: another game's Goblin is not this one's."""
+    seen: dict[str, int] = {}
+    for text in (title, *texts):
+        for m in _EDITION.finditer(text):
+            seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+    if not seen:
+        return f"book:{own_id}"
+    return "srd " + max(sorted(seen), key=lambda v: seen[v])
 
 
 def copy_groups(
     titles: Sequence[str], types: Sequence[str | None], sources: Sequence[str], texts: Sequence[str],
     fields: Sequence[dict | None] | None = None, bodies: Sequence[str] | None = None,
+    systems: Sequence[str] | None = None, ends: Sequence[int] | None = None,
 ) -> tuple[list[int], list[int]]:
-    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type,
-    in different sources, whose texts (and typed fields, where both have them) agree (-1: no copy
-    elsewhere); `name` numbers the titles that several sources hold with differing texts, another
-    edition (-1: none). `texts` are entity texts (see entity_texts); `bodies`, the entries' own
-    texts, decide first where both have some (books order the subsections differently)."""
+    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type and
+    one game system (`systems`, per document: see book_system; default: all one), in different
+    sources, whose texts agree and whose typed fields do not disagree (-1: no copy elsewhere);
+    `name` numbers the titles that several sources hold as different things, another edition or
+    game (-1: none). `texts` are entity texts (see entity_texts); `bodies`, the entries' own texts,
+    decide first where both have enough (books order the subsections differently); with `ends`
+    (subtree_ends, global) the whole entries are compared as bags of words last. Texts too short
+    to compare are neither copies nor namesakes: nothing is known of them."""
     from gmtool.textnorm import normalize
 
-    by_key: dict[tuple[str, str | None], list[int]] = {}
+    by_key: dict[str, list[int]] = {}
     for i, (t, ty) in enumerate(zip(titles, types, strict=True)):
-        by_key.setdefault((normalize(t), ty), []).append(i)
+        by_key.setdefault(f"{normalize(t)}\x00{ty}", []).append(i)
     copy = [-1] * len(titles)
     name = [-1] * len(titles)
     n_copy = n_name = 0
     for members in by_key.values():
         if len({sources[i] for i in members}) < 2:
             continue
-        norm = {i: " ".join(_WORDS.findall(normalize(texts[i][: COMPARE_CHARS + 100]))) for i in members}
-        own = {i: " ".join(_WORDS.findall(normalize(bodies[i][: COMPARE_CHARS + 100]))) for i in members} if bodies else {}
-
-        def alike(i: int, j: int, norm: dict[int, str] = norm, own: dict[int, str] = own) -> bool:
-            fi, fj = (fields[i], fields[j]) if fields is not None else (None, None)
-            if fi and fj and fi != fj:
-                return False
-            if own and min(len(own[i]), len(own[j])) >= MIN_EVIDENCE and same_text(own[i], own[j]):
-                return True
-            return same_text(norm[i], norm[j])
-
-        clusters: list[list[int]] = []
-        held: list[set[str]] = []  # the sources of each cluster: one copy per book
-        exact: dict[str, list[int]] = {}  # text start -> clusters that begin with it (the common, cheap case)
-        for i in members:
-            start = norm[i][:EXACT_CHARS]
-            home = next((k for k in exact.get(start, ()) if sources[i] not in held[k] and alike(i, clusters[k][0])), None)
-            if home is None and len(clusters) <= MAX_FUZZY_CLUSTERS:
-                home = next((k for k, c in enumerate(clusters) if sources[i] not in held[k] and alike(i, c[0])), None)
-            if home is None:
-                home = len(clusters)
-                clusters.append([])
-                held.append(set())
-                exact.setdefault(start, []).append(home)
-            clusters[home].append(i)
-            held[home].add(sources[i])
+        clusters = _clusters(members, sources, texts, fields, bodies, systems, ends)
         for c in clusters:
             if len(c) > 1:
                 for i in c:
                     copy[i] = n_copy
                 n_copy += 1
-        if len(clusters) > 1:
-            for i in members:
-                name[i] = n_name
+        known = [c for c in clusters if any(_evidence(texts[i]) for i in c)]
+        if len(known) > 1:
+            for c in known:
+                for i in c:
+                    name[i] = n_name
             n_name += 1
     return copy, name
+
+
+def _evidence(text: str) -> bool:
+    return len(text.strip()) >= MIN_EVIDENCE
+
+
+def _clusters(
+    members: list[int], sources: Sequence[str], texts: Sequence[str], fields: Sequence[dict | None] | None,
+    bodies: Sequence[str] | None, systems: Sequence[str] | None, ends: Sequence[int] | None = None,
+) -> list[list[int]]:
+    """The members (one title and type) grouped into copies: an entry joins the first cluster of
+    its system, without a copy from its own book, holding an entry with the same text (single
+    link, so a chain of copies that each match the next is one entry)."""
+    from gmtool.textnorm import normalize
+
+    def words(s: str) -> str:
+        return " ".join(_WORDS.findall(normalize(s[: COMPARE_CHARS + 100])))
+
+    norm = {i: words(texts[i]) for i in members}
+    own = {i: words(bodies[i]) for i in members} if bodies else {}
+
+    bags: dict[int, set[str]] = {}
+
+    def bag(i: int) -> set[str]:
+        if i not in bags:
+            assert bodies is not None and ends is not None
+            bags[i] = trigrams(" ".join(bodies[i : ends[i] + 1])[:SUBTREE_CHARS])
+        return bags[i]
+
+    def alike(i: int, j: int) -> bool:
+        if fields is not None and not fields_agree(fields[i], fields[j]):
+            return False
+        if own and min(len(own[i]), len(own[j])) >= MIN_EVIDENCE and same_text(own[i], own[j]):
+            return True
+        if same_text(norm[i], norm[j]):
+            return True
+        return bodies is not None and ends is not None and same_bag(bag(i), bag(j))
+
+    clusters: list[list[int]] = []
+    held: list[set[str]] = []  # the sources of each cluster: one copy per book
+    system: list[str] = []
+    exact: dict[str, list[int]] = {}  # text start -> clusters that begin with it (the common, cheap case)
+    for i in members:
+        start = norm[i][:EXACT_CHARS]
+        sys_i = systems[i] if systems is not None else ""
+
+        def fits(k: int, i: int = i, sys_i: str = sys_i) -> bool:
+            return system[k] == sys_i and sources[i] not in held[k] and any(alike(i, j) for j in clusters[k])
+
+        home = next((k for k in exact.get(start, ()) if fits(k)), None) if len(start) >= MIN_EVIDENCE else None
+        if home is None and len(clusters) <= MAX_FUZZY_CLUSTERS:
+            home = next((k for k in range(len(clusters)) if fits(k)), None)
+        if home is None:
+            home = len(clusters)
+            clusters.append([])
+            held.append(set())
+            system.append(sys_i)
+            exact.setdefault(start, []).append(home)
+        clusters[home].append(i)
+        held[home].add(sources[i])
+    return clusters

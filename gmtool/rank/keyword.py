@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gmtool.rank.fuzzy import TitleMatcher
     from gmtool.storage import store
 
-KEYWORD_VERSION = 7  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf)
+KEYWORD_VERSION = 8  # bump when the keyword documents, weights or side files change (5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf; 8: copies within one game system, short texts no evidence)
 TITLE_WEIGHT = 3.0
 
 
@@ -34,16 +34,18 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 
 def doc_table(
     titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int | None], sources: list[str],
-    texts: list[str], targets: list[int], bodies: list[str] | None = None,
+    texts: list[str], targets: list[int], bodies: list[str] | None = None, systems: list[str] | None = None,
+    ends: list[int] | None = None,
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
     fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
     and its copy and namesake groups (see rank.copies; `texts` are entity texts). `members`
     lists each copy group's documents (library order), so folding a result's copies reads
-    them instead of walking every document."""
+    them instead of walking every document. `systems`: each document's game system (see
+    rank.copies.book_system); copies never fold across two."""
     from gmtool.rank.copies import copy_groups
 
-    copy, name = copy_groups(titles, types, sources, texts, fields, bodies)
+    copy, name = copy_groups(titles, types, sources, texts, fields, bodies, systems, ends)
     members: list[list[int]] = [[] for _ in range(max(copy, default=-1) + 1)]
     for gid, c in enumerate(copy):
         if c >= 0:
@@ -123,7 +125,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     if manifest.state.keyword == digest and bm25_path.exists():
         return
     from gmtool.rank.bm25 import BM25Index
-    from gmtool.rank.copies import entity_texts
+    from gmtool.rank.copies import book_system, entity_texts, subtree_ends
     from gmtool.rank.fuzzy import TitleMatcher
     from gmtool.rank.units import fold_targets
     from gmtool.storage import store
@@ -135,6 +137,8 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     sources: list[str] = []
     texts: list[str] = []
     bodies: list[str] = []
+    systems: list[str] = []
+    ends: list[int] = []
     targets: list[int] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
@@ -148,6 +152,9 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         sources.extend(sid for _ in entries)
         texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
         bodies.extend(e.body for e in entries)
+        system = book_system(sid, meta.title, [e.body for e in entries])
+        systems.extend(system for _ in entries)
+        ends.extend(len(titles) - len(entries) + end for end in subtree_ends([e.parent for e in entries]))
         targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
         toks = _source_tokens(index_dir, sid, meta, entries)
         for f in blocks:
@@ -161,7 +168,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     fuzzy.save(fuzzy_path)
     docs = layout.keyword_docs_file(index_dir, digest)
     fields_file = layout.keyword_fields_file(index_dir, digest)
-    table = doc_table(titles, types, fields, pages, sources, texts, targets, bodies)
+    table = doc_table(titles, types, fields, pages, sources, texts, targets, bodies, systems, ends)
     # The typed fields are half the bytes and are read only by --where and `ask`: a plain search
     # parses the rest alone.
     store.atomic_write(fields_file, store.dumps(table.pop("fields")))
