@@ -112,6 +112,7 @@ def resolve_target(given: Path, library: Path, cwd: Path | None = None) -> Path 
     if chosen is None:
         return Failure(str(given), "OUTSIDE_LIBRARY", f"{candidates[0]} is not inside the library {library}",
                        "move or link it into the library, or pass --library")
+    chosen = _without_loops(chosen, library)
     problem = link_problem(chosen, str(given))
     if problem is not None:
         return problem
@@ -119,6 +120,34 @@ def resolve_target(given: Path, library: Path, cwd: Path | None = None) -> Path 
         return Failure(str(given), "UNSUPPORTED_FORMAT", f"'{chosen.suffix}' is not supported",
                        f"gmtool reads {', '.join(SUPPORTED_SUFFIXES)}")
     return chosen
+
+
+def _without_loops(path: Path, library: Path) -> Path:
+    """`path` with every trip around a symlink loop cut out: `sub/loop/sub/book.md`, where
+    `sub/loop` links back to the library, is `sub/book.md`, the one path a scan finds it by
+    (a walk enters each folder once, by device and inode)."""
+    try:
+        parts = path.relative_to(library).parts
+    except ValueError:
+        return path
+    seen: list[tuple[tuple[int, int], Path]] = []
+    here = library
+    for i, part in enumerate(parts):
+        try:
+            st = os.stat(here)
+        except OSError:
+            return path
+        key = (st.st_dev, st.st_ino)
+        back = next((k for k, (known, _) in enumerate(seen) if known == key), None)
+        if back is not None:  # this folder was passed already: drop the round trip
+            here = seen[back][1]
+            del seen[back + 1:]
+        else:
+            seen.append((key, here))
+        here = here / part
+        if i == len(parts) - 1:
+            return here
+    return path
 
 
 def open_regular(path: Path) -> int:

@@ -27,11 +27,15 @@ from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
 from gmtool.storage.layout import keyword_files
 from gmtool.storage.manifest import FailedFile, Manifest
+from gmtool.textnorm import shown_name
 from gmtool.types import Document, Failure, ScanReport, SourceMeta
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
 _FORMAT_RANK = {".pdf": 0, ".md": 1, ".markdown": 1, ".txt": 2}
+# A source id names its index files (`SID.prev.index.json`, `SID.KEY.vN.npz`); a file name of up
+# to 255 bytes must leave room for those suffixes, so the slug of a longer name is cut here.
+MAX_SID_CHARS = 80
 
 
 def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
@@ -42,7 +46,7 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
     for p in ordered:
-        base = slugify(p.stem) or "source"
+        base = slugify(p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
         candidates = [base, f"{base}-{p.suffix.lower().lstrip('.')}"]
         sid = next((c for c in candidates if c not in taken), None)
         n = 2
@@ -445,7 +449,7 @@ def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
             counts[e.content_type] = counts.get(e.content_type, 0) + 1
     return SourceMeta(
         source_id=sid,
-        title=(doc.title or "").strip() or change.path.stem,
+        title=(doc.title or "").strip() or shown_name(change.path.stem),
         file=r,
         path=str(change.path),
         format=doc.format,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -20,12 +21,16 @@ _NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
 
 
 def temp_name(path: Path) -> Path:
-    """`.NAME.PID-THREAD.tmp` beside `path`: unique per writer, and recognisably ours."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    """`.DIGEST.PID-THREAD.tmp` beside `path`: unique per writer, recognisably ours, and of a fixed
+    length whatever the name, so a name near the file system's 255-byte limit still has a temp file
+    (the digest is of the name: one writer's temp file of one name is always the same)."""
+    digest = hashlib.blake2b(os.fsencode(path.name), digest_size=8).hexdigest()
+    return path.with_name(f".{digest}.{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 def is_temp_name(name: str) -> bool:
-    """Temp files of atomic writes: `.NAME.PID-THREAD.tmp` (older runs: `.NAME.PID.tmp`, `.NAME.XXXX.tmp`)."""
+    """Temp files of atomic writes: `.DIGEST.PID-THREAD.tmp` (older runs: `.NAME.PID-THREAD.tmp`,
+    `.NAME.PID.tmp`, `.NAME.XXXX.tmp`)."""
     return name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3
 
 

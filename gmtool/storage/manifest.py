@@ -18,6 +18,7 @@ from gmtool.errors import GmtoolError, IndexError_
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
 from gmtool.storage.layout import manifest_path
+from gmtool.textnorm import shown_name, walk_strings
 from gmtool.types import SourceMeta
 
 # Bump when a stored file changes shape so old readers cannot read it; loaders then answer
@@ -26,8 +27,63 @@ from gmtool.types import SourceMeta
 FORMAT_VERSION = 1
 
 
+_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+# A library file whose name is not UTF-8 has a name with lone surrogates (see textnorm.shown_name),
+# which JSON cannot hold. Such a document is written with every surrogate U+DC80..U+DCFF moved to
+# the private-use code point _PRIVATE + its byte, any private-use code point of that block a
+# string holds already kept behind _PRIVATE itself, and _ESCAPED_KEY set: the loader reverses it,
+# so every name comes back exactly (and `library / meta.file` opens the file again).
+_PRIVATE = 0xF0000
+_ESCAPED_KEY = "names_escaped"
+
+
+def _escape(s: str) -> str:
+    out: list[str] = []
+    for ch in s:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            ch = chr(_PRIVATE + o - 0xDC00)
+        elif _PRIVATE <= o <= _PRIVATE + 0xFF:
+            out.append(chr(_PRIVATE))
+        out.append(ch)
+    return "".join(out)
+
+
+def _unescape(s: str) -> str:
+    if not any(_PRIVATE <= ord(ch) <= _PRIVATE + 0xFF for ch in s):
+        return s
+    out: list[str] = []
+    chars = iter(s)
+    for ch in chars:
+        o = ord(ch)
+        if o == _PRIVATE:
+            out.append(next(chars, ""))
+        elif _PRIVATE < o <= _PRIVATE + 0xFF:
+            out.append(chr(o - _PRIVATE + 0xDC00))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    """orjson; a dict holding a surrogate-escaped file name is escaped losslessly (see above),
+    anything else with one gets the printable form."""
+    try:
+        return orjson.dumps(obj, option=_OPTS)
+    except TypeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+    if isinstance(obj, dict):
+        return orjson.dumps({**walk_strings(obj, _escape), _ESCAPED_KEY: True}, option=_OPTS)  # type: ignore[dict-item]
+    return orjson.dumps(walk_strings(obj, shown_name), option=_OPTS)
+
+
+def loads(raw: bytes) -> Any:
+    """The reverse of `dumps` (orjson, then the names of an escaped document restored)."""
+    data = orjson.loads(raw)
+    if isinstance(data, dict) and data.pop(_ESCAPED_KEY, False):
+        return walk_strings(data, _unescape)
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +188,7 @@ def load_manifest(index_dir: Path) -> Manifest:
             "run `gmtool scan DIR` on your rulebook folder first (or pass --library DIR)",
         ) from None
     try:
-        data = orjson.loads(raw)
+        data = loads(raw)
         if data.get("format_version") != FORMAT_VERSION:
             raise IndexError_(
                 "INDEX_VERSION",

@@ -33,7 +33,7 @@ from gmtool.storage.layout import (
     unit_index_file,
     vector_files,
 )
-from gmtool.storage.manifest import FORMAT_VERSION, Manifest, dumps
+from gmtool.storage.manifest import FORMAT_VERSION, Manifest, dumps, loads
 from gmtool.types import Document, Entry, SourceMeta
 
 
@@ -174,7 +174,7 @@ def _load_source_at(path: Path, source_id: str, expect_sha: str | None) -> Sourc
             "INDEX_MISSING", f"index file for '{source_id}' is missing", "run `gmtool scan` to rebuild it"
         ) from None
     try:
-        data = orjson.loads(raw)
+        data = loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not an object")
     except ValueError:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gmtool.index.extract.sections import EntryList
 from gmtool.index.files import read_text
+from gmtool.textnorm import shown_name
 from gmtool.types import Document, Entry
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -173,5 +174,5 @@ def extract_markdown(path: Path) -> Document:
     """Extract a Markdown file's headings and sections."""
     path = Path(path)
     text = read_text_file(path)
-    entries, title = parse_markdown(text, path.stem)
+    entries, title = parse_markdown(text, shown_name(path.stem))
     return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text], lines=text.count("\n") + 1)
