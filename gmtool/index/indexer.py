@@ -21,7 +21,7 @@ from gmtool.index.discover import discover_all
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.workers import iter_extracted, worth_a_pool
-from gmtool.settings import Paths, Settings
+from gmtool.settings import Paths, Settings, available_cores
 from gmtool.storage import store
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
@@ -103,7 +103,7 @@ class Indexer:
         self.library = paths.library
         self.opts = opts
         self.settings = opts.settings or Settings.from_env()
-        self.workers = max(1, opts.workers or os.cpu_count() or 1)
+        self.workers, self.clamped = _worker_count(opts.workers)
         self.report = ScanReport(library=str(self.library), index_dir=str(self.index_dir))
         self.log = OpLog()
         self.manifest = Manifest()
@@ -118,6 +118,10 @@ class Indexer:
             raise UsageError(
                 "INVALID_PATH", f"{self.library} is not a directory", "pass the folder that holds your rulebooks"
             )
+        if self.clamped:
+            self.report.warnings.append(
+                f"WORKERS_CLAMPED: --workers {self.opts.workers} is more than the {self.workers} core(s) available; "
+                f"using {self.workers}")
         self.log(f"gmtool {__version__} index run in {self.library} (workers={self.workers}, force={self.opts.force})")
         chosen, in_scope = self._choose()
         with store.writer_lock(self.index_dir, wait=self.opts.wait) as held:
@@ -414,6 +418,15 @@ class Indexer:
 def run_index(paths: Paths, **options: object) -> ScanReport:
     """One index run with `IndexOptions` given by keyword (the engine's entry point)."""
     return Indexer(paths, IndexOptions(**options)).run()  # type: ignore[arg-type]
+
+
+def _worker_count(asked: int | None) -> tuple[int, bool]:
+    """(extraction processes, whether `asked` was cut): more processes than cores only add memory
+    (each holds a parser and a page) and never speed."""
+    cores = available_cores()
+    if asked is None:
+        return cores, False
+    return max(1, min(asked, cores)), asked > cores
 
 
 def _remember_library(paths: Paths) -> None:

@@ -1,7 +1,8 @@
 """The one way gmtool replaces a file: a temp file beside it, fsync, rename, fsync the folder.
 
 A reader sees the old file or the new one, never half of either. A full disk (ENOSPC, EDQUOT)
-becomes DISK_FULL with the temp file removed, so the previous version stays in place.
+or a file over the size limit (EFBIG, `ulimit -f`) becomes DISK_FULL with the temp file removed,
+so the previous version stays in place.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import BinaryIO
 
 from gmtool.errors import IndexError_
 
-_NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 def temp_name(path: Path) -> Path:
@@ -37,7 +38,7 @@ def is_temp_name(name: str) -> bool:
 def disk_full(path: Path) -> IndexError_:
     return IndexError_(
         "DISK_FULL",
-        f"no space left on the device that holds {path.parent}",
+        f"no space left on the device that holds {path.parent} (or a file there reached the size limit)",
         "free some disk space, then run `gmtool scan` again; the previous index is still intact",
     )
 
@@ -50,6 +51,28 @@ def no_space_is_disk_full(path: Path) -> Iterator[None]:
     except OSError as exc:
         if exc.errno in _NO_SPACE:
             raise disk_full(path) from None
+        raise
+
+
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def read_only(folder: Path) -> IndexError_:
+    return IndexError_(
+        "INDEX_READ_ONLY",
+        f"gmtool cannot write its index in {folder} (a read-only disk, or no write permission)",
+        "set GMTOOL_INDEX_DIR to a writable folder (e.g. GMTOOL_INDEX_DIR=~/.cache/gmtool/index) and scan again",
+    )
+
+
+@contextlib.contextmanager
+def read_only_is_coded(path: Path) -> Iterator[None]:
+    """Turn EROFS/EACCES/EPERM from creating or writing below `path` into INDEX_READ_ONLY."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _READ_ONLY:
+            raise read_only(path if path.is_dir() else path.parent) from None
         raise
 
 
@@ -67,14 +90,36 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+class _DirectWrites:
+    """A file object whose writes go straight to the descriptor, whole, so a full disk raises
+    ENOSPC or EFBIG: numpy's own writer reports a short write as an OSError without an errno.
+    Everything else (tell, seek: zipfile uses them) is the file's own."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._fd = fh.fileno()
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        view = memoryview(data).cast("B")
+        size = len(view)
+        while view:  # os.write may write less than asked; ENOSPC surfaces here
+            n = os.write(self._fd, view)
+            view = view[n:]
+        return size
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._fh, name)
+
+
 def atomic_write_with(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Replace `path` with what `write` puts into a file object (np.save, np.savez, ...)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with read_only_is_coded(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
     try:
-        with no_space_is_disk_full(path):
-            with open(tmp, "wb") as fh:
-                write(fh)
+        with no_space_is_disk_full(path), read_only_is_coded(path):
+            with open(tmp, "wb", buffering=0) as fh:
+                write(_DirectWrites(fh))  # type: ignore[arg-type]
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -87,10 +132,4 @@ def atomic_write_with(path: Path, write: Callable[[BinaryIO], None]) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace `path` with `data` atomically and durably."""
 
-    def put(fh: BinaryIO) -> None:
-        view = memoryview(data)
-        while view:  # os.write may write less than asked; ENOSPC surfaces here
-            n = os.write(fh.fileno(), view)
-            view = view[n:]
-
-    atomic_write_with(path, put)
+    atomic_write_with(path, lambda fh: fh.write(data))  # type: ignore[arg-type, return-value]

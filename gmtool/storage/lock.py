@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gmtool.errors import IndexError_
+from gmtool.storage.atomic import read_only_is_coded
 from gmtool.storage.layout import claim, lock_path
 
 _POLL_S = 0.1
@@ -131,7 +132,8 @@ def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> I
     while True:
         lock = FileLock(str(path), preserve_lock_file=True, on_acquired=record_pid)
         try:
-            lock.acquire(timeout=_POLL_S if wait else 0, poll_interval=_POLL_S)
+            with read_only_is_coded(index_dir):
+                lock.acquire(timeout=_POLL_S if wait else 0, poll_interval=_POLL_S)
             break
         except Timeout:
             orphan = _orphaned(index_dir)

@@ -17,7 +17,7 @@ from gmtool import __version__
 from gmtool.errors import GmtoolError, IndexError_
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
-from gmtool.storage.layout import manifest_path
+from gmtool.storage.layout import check_folder, manifest_path
 from gmtool.textnorm import shown_name, walk_strings
 from gmtool.types import SourceMeta
 
@@ -181,7 +181,8 @@ def load_manifest(index_dir: Path) -> Manifest:
     path = manifest_path(index_dir)
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        check_folder(index_dir)  # GMTOOL_INDEX_DIR naming a file or a device: say so
         raise IndexError_(
             "INDEX_NOT_FOUND",
             f"no index at {index_dir}",

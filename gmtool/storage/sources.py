@@ -61,18 +61,18 @@ def _keep_prev(path: Path) -> bool:
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     try:
-        os.link(path, tmp)
-    except FileNotFoundError:
-        return False
-    except OSError:  # no hard links on this file system: copy
-        try:
-            with no_space_is_disk_full(prev):
+        with no_space_is_disk_full(prev):
+            try:
+                os.link(path, tmp)
+            except FileNotFoundError:
+                return False
+            except OSError:  # no hard links on this file system: copy
                 shutil.copyfile(path, tmp)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-    os.replace(tmp, prev)
+            os.replace(tmp, prev)  # a rename can fail on a full disk too: never leave the temp file
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return True
 
 
