@@ -371,7 +371,7 @@ def index_cmd(
     include: Optional[list[str]] = typer.Option(None, "--include", help="Glob of files to index (repeatable)."),
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Glob of files to skip (repeatable)."),
     types: Optional[str] = typer.Option(None, "--types", help="File types to index, e.g. .pdf,.md"),
-    max_files: int = typer.Option(10_000, "--max-files", metavar="N", min=1, help="Cap on files in one run."),
+    max_files: int = typer.Option(250_000, "--max-files", metavar="N", min=1, help="Cap on files in one run."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index even unchanged files."),
     force_clean: bool = typer.Option(False, "--force-clean", help="Wipe the index directory and rebuild it."),
     verify: bool = typer.Option(False, "--verify", help="Report missing, stale, orphaned and corrupt entries; change nothing."),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 
 __all__ = ["STOPWORDS", "content_tokens", "normalize", "shown_name", "slugify", "stem", "tokenize", "walk_strings"]
 
@@ -209,6 +210,8 @@ def walk_strings(obj: object, fn: Callable[[str], str]) -> object:
     dict keys included."""
     if isinstance(obj, str):
         return fn(obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        obj = asdict(obj)
     if isinstance(obj, dict):
         return {walk_strings(k, fn): walk_strings(v, fn) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

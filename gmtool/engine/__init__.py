@@ -298,7 +298,7 @@ class Engine:
         exclude: list[str] | None = None,
         types: list[str] | None = None,
         force: bool = False,
-        max_files: int = 10_000,
+        max_files: int = 250_000,
         workers: int | None = None,
         embed: bool = True,
         wait: bool = True,

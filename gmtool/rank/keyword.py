@@ -61,6 +61,22 @@ def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
     return bm25, fuzzy
 
 
+# A source with less text than this is tokenized again when the keyword index is built rather than
+# cached: reading an .npz back costs more than tokenizing ~4,000 characters (about 1 ms), and a
+# library of 100,000 one-line notes would otherwise write and read 100,000 cache files.
+TOKEN_CACHE_MIN_CHARS = 4_000
+
+
+def worth_caching(entries: list[Entry]) -> bool:
+    """Whether a source's tokens are worth a cache file (see TOKEN_CACHE_MIN_CHARS)."""
+    total = 0
+    for e in entries:
+        total += len(e.title) + len(e.body)
+        if total >= TOKEN_CACHE_MIN_CHARS:
+            return True
+    return False
+
+
 def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
     """Keyed by everything that makes the entries: the file's hash and when it was extracted."""
     key = hashlib.sha1(f"{meta.sha256}:{meta.entry_count}:{meta.indexed_at}".encode()).hexdigest()[:16]
@@ -86,7 +102,7 @@ def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
     return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
 
 
-def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized]) -> None:
+def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized], durable: bool = True) -> None:
     import io
 
     import numpy as np
@@ -100,11 +116,13 @@ def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tok
     np.savez(buf, **arrays)  # type: ignore[arg-type]
     from gmtool.storage import store
 
-    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue())
+    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue(), durable)
 
 
 def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
-    """A source's title and body tokens: from its cache, else tokenized now and cached."""
+    """A source's title and body tokens: from its cache, else tokenized now (and cached, unless small)."""
+    if not worth_caching(entries):
+        return tokenize_entries(entries)
     toks = load_tokens(index_dir, sid, meta)
     if toks is None or len(toks["title"].lengths) != len(entries):
         toks = tokenize_entries(entries)

@@ -210,15 +210,23 @@ def claim(index_dir: Path) -> None:
     atomic_write(index_dir / MARKER, _MARKER_TEXT)
 
 
+def owned_names(index_dir: Path) -> list[tuple[str, str]]:
+    """(folder, name) of every file of ours under the index dir (the lock and the marker included),
+    matched on the names alone: an index of 100,000 sources holds 400,000 files, and a Path for each
+    would cost a rescan seconds."""
+    out: list[tuple[str, str]] = []
+    for folder, pattern in _OWNED.items():
+        base = os.path.join(index_dir, folder) if folder else str(index_dir)
+        owned = re.compile(pattern)
+        with contextlib.suppress(OSError), os.scandir(base) as entries:
+            out.extend((folder, e.name) for e in entries
+                       if (is_temp_name(e.name) or owned.match(e.name)) and e.is_file(follow_symlinks=False))
+    return sorted(out)
+
+
 def owned_files(index_dir: Path) -> list[Path]:
     """Every file of ours under the index dir (the lock and the marker included)."""
-    out: list[Path] = []
-    for folder in _OWNED:
-        base = index_dir / folder if folder else index_dir
-        with contextlib.suppress(OSError):
-            out.extend(Path(e.path) for e in os.scandir(base) if e.is_file(follow_symlinks=False)
-                       and is_ours(Path(e.path), index_dir))
-    return sorted(out)
+    return [index_dir / folder / name if folder else index_dir / name for folder, name in owned_names(index_dir)]
 
 
 def clean(index_dir: Path) -> list[Path]:

@@ -7,7 +7,7 @@ It is replaced last in every write, so it only ever names files that exist and m
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +170,7 @@ class Manifest:
                 "gmtool_version": __version__,
                 "generation": self.generation,
                 "written_at": time.time(),
-                "sources": {k: asdict(v) for k, v in sorted(self.sources.items())},
+                "sources": dict(sorted(self.sources.items())),  # orjson writes a dataclass as asdict would
                 "state": self.state.to_json(),
             }
         )
