@@ -12,8 +12,9 @@ Cases:
 - normal-lines: a 50 MB Markdown file of ordinary 70-character lines and a heading now and then
 - text-lines:   a 50 MB plain-text file without any heading
 - pdf-headings: a one-page PDF with 200,000 tiny bold headings
+- md-headings:  a Markdown file of one million `# H` lines (9.9 MB; issue 25: it took 5.3 GB)
 
-Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--only CASE ...] [--workers N]
+Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--md-headings 1000000] [--only CASE ...] [--workers N]
 Prints one line per case; asserts nothing.
 """
 
@@ -65,6 +66,13 @@ def make_lines(path: Path, size: int, headings: bool) -> Path:
     return path
 
 
+def make_heading_md(path: Path, headings: int) -> Path:
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(headings):
+            fh.write(f"# H{i}\n")
+    return path
+
+
 def make_heading_pdf(path: Path, headings: int) -> Path:
     """One page, `headings` one-word bold lines at 1 pt, each followed by a plain word: the worst
     case for heading detection (every line a candidate). Written by hand: no PDF library is
@@ -106,6 +114,7 @@ CASES = {
     "normal-lines": lambda d, a: make_lines(d / "normal-lines.md", a.size_mb << 20, headings=True),
     "text-lines": lambda d, a: make_lines(d / "text-lines.txt", a.size_mb << 20, headings=False),
     "pdf-headings": lambda d, a: make_heading_pdf(d / "pdf-headings.pdf", a.headings),
+    "md-headings": lambda d, a: make_heading_md(d / "md-headings.md", a.md_headings),
 }
 
 
@@ -140,6 +149,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=50)
     ap.add_argument("--headings", type=int, default=200_000)
+    ap.add_argument("--md-headings", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--only", nargs="*", choices=sorted(CASES))
     ap.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
@@ -151,7 +161,8 @@ def main() -> int:
     for case in args.only or list(CASES):
         # a fresh wrapper per case: RUSAGE_CHILDREN is a maximum over all children so far
         cmd = [sys.executable, __file__, "--case", case, "--size-mb", str(args.size_mb),
-               "--headings", str(args.headings), "--workers", str(args.workers)]
+               "--headings", str(args.headings), "--md-headings", str(args.md_headings),
+               "--workers", str(args.workers)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{case}: bench failed: {out.stderr.strip()[-300:]}")

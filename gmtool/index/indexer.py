@@ -394,6 +394,11 @@ class Indexer:
 
     def _save_source(self, sid: str, change: _Changed, r: str, doc: Document, toks: object) -> None:
         meta = _meta(sid, change, r, doc)
+        for w in doc.warnings:  # coded ones (a cap reached) are the user's business, with the file's name
+            code, sep, rest = w.partition(": ")
+            if sep and code.isupper() and code.replace("_", "").isalpha():
+                self.report.warnings.append(f"{code}: {r}: {rest}")
+                self.log(f"{code}: {r}: {rest}")
         known = r in self.by_file  # the manifest on disk names this source
         store.save_source(self.index_dir, meta, doc, durable=False)  # made durable by `_flush`
         if toks is not None:

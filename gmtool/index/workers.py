@@ -82,10 +82,12 @@ def _identify(fds: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
 
 
 def _process(doc: Document) -> Document:
-    """Classification and typed fields: the same for every format."""
+    """Classification and typed fields: the same for every format (after the cap on entries)."""
     from gmtool.index.classify import classify
+    from gmtool.index.extract.sections import cap_entries
     from gmtool.index.fields import set_fields
 
+    doc.entries = cap_entries(doc.entries, doc.warnings)
     classify(doc)
     set_fields(doc)
     return doc
