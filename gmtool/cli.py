@@ -321,6 +321,13 @@ def _progress_cb(enabled: bool) -> tuple[Any, Callable[[int, int, str], None] | 
     return prog, cb
 
 
+def _notice(message: str) -> None:
+    """News while a command runs (it waits for another writer): one line on stderr, at once."""
+    from rich.markup import escape
+
+    _err_console().print(f"[yellow]{escape(message)}[/]")
+
+
 def _report_exit(report: Any, as_json: bool) -> None:
     if as_json:
         _print_json(report)
@@ -358,9 +365,10 @@ def scan(
     prog, cb = _progress_cb(not as_json)
     if prog:
         with prog:
-            report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, progress=cb)
+            report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, progress=cb,
+                              notice=_notice)
     else:
-        report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device)
+        report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, notice=_notice)
     _report_exit(report, as_json)
 
 
@@ -400,6 +408,7 @@ def index_cmd(
     kw: dict[str, Any] = {
         "include": include, "exclude": exclude, "types": [types] if types else None, "max_files": max_files, "force": force,
         "workers": workers, "wait": not no_wait, "embed": not no_embed, "device": device, "progress": cb,
+        "notice": _notice,
     }
     if prog:
         with prog:

@@ -185,3 +185,27 @@ def test_a_file_size_limit_while_writing_vectors_is_disk_full(tmp_path: Path) ->
     assert [q for q in (lib / ".gmtool").rglob("*") if store.is_temp_name(q.name)] == []
     assert Engine(lib).search("goblins").results  # the keyword index is intact
     assert _gmtool("scan", str(lib), env=env).returncode == 0
+
+
+# --- 16: a second scan while one is writing ------------------------------------------------------
+
+
+def test_a_second_scan_says_at_once_whom_it_waits_for_and_doctor_names_the_writer(tmp_path: Path) -> None:
+    """Before: a second scan waited silently (up to 600 s), and doctor did not mention the writer."""
+    import time
+
+    lib = _lib(tmp_path)
+    Engine(lib).index(embed=False, workers=1)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "GMTOOL_CONFIG_DIR": str(tmp_path / "cfg")}
+    with store.writer_lock(lib / ".gmtool"):  # this process is the writer now
+        p = subprocess.Popen([sys.executable, "-m", "gmtool", "scan", str(lib), "--no-embed", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(2.0)
+        assert p.poll() is None  # still waiting
+        doctor = runner.invoke(app, ["doctor", "-L", str(lib), "--json"])
+        assert f"pid {os.getpid()} is writing the index since" in json.loads(doctor.stdout)["index"]["writer"]
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    waiting = [ln for ln in err.splitlines() if ln.startswith("WAITING")]
+    assert waiting and f"pid {os.getpid()}, since" in waiting[0], err
+    assert json.loads(out)["unchanged"] == 3

@@ -80,6 +80,7 @@ class IndexOptions:
     wait: bool = True
     device: str = "auto"
     progress: Progress | None = None
+    notice: Callable[[str], None] | None = None  # one-line news for the user now (waiting for the lock)
     settings: Settings | None = None  # None: read from the environment once, here
 
     @property
@@ -138,7 +139,7 @@ class Indexer:
                 f"using {self.workers}")
         self.log(f"gmtool {__version__} index run in {self.library} (workers={self.workers}, force={self.opts.force})")
         chosen, in_scope = self._choose()
-        with store.writer_lock(self.index_dir, wait=self.opts.wait) as held:
+        with store.writer_lock(self.index_dir, wait=self.opts.wait, on_wait=self._waiting) as held:
             for w in held.warnings:
                 self.report.warnings.append(w)
                 self.log(w)
@@ -153,6 +154,17 @@ class Indexer:
         self._warn_empty()
         self._finish(t0)
         return self.report
+
+    def _waiting(self, pid: int | None, since: float | None, waited: float) -> None:
+        """Another writer holds the lock: say who and since when, at once and while waiting."""
+        who = f"pid {pid}" if pid is not None else "another process"
+        when = (f", since {datetime.fromtimestamp(since, timezone.utc):%H:%M:%S} UTC"
+                if since is not None else "")
+        msg = (f"WAITING: another scan ({who}{when}) is writing this index; waiting for it to finish "
+               f"({waited:.0f} s so far; Ctrl-C to stop, or --no-wait to fail at once)")
+        self.log(msg)
+        if self.opts.notice is not None:
+            self.opts.notice(msg)
 
     def _choose(self) -> tuple[list[Path], list[Path]]:
         """(files this run looks at, every file in scope); --max-files caps only the first:
