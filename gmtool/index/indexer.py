@@ -22,11 +22,11 @@ from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.workers import iter_extracted, worth_a_pool
 from gmtool.settings import Paths, Settings, available_cores
-from gmtool.storage import store
+from gmtool.storage import checksums, store
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
 from gmtool.storage.hits import HITS_MIN_ENTRIES
-from gmtool.storage.layout import hits_file, keyword_files
+from gmtool.storage.layout import KEYWORD_DIR, TOKENS_DIR, VECTORS_DIR, hits_file, keyword_files
 from gmtool.storage.manifest import FailedFile, Manifest
 from gmtool.textnorm import shown_name
 from gmtool.types import Document, Failure, ScanReport, SourceMeta
@@ -208,6 +208,25 @@ class Indexer:
         self.manifest = manifest
         self.by_file = {m.file: m for m in manifest.sources.values()}
         self.dirty = bool(bad)
+        self._remove_damaged()
+
+    def _remove_damaged(self) -> None:
+        """Index files that no longer match their checksums are deleted, so this run writes them
+        again: a hits file or token cache with its source's check, the keyword index and the vectors
+        in the library-wide steps (whose bookkeeping is reset here)."""
+        state = self.manifest.state
+        for path in checksums.damaged(state.checksums, self.index_dir):
+            rel = path.relative_to(self.index_dir).as_posix()
+            path.unlink(missing_ok=True)
+            checksums.forget(state.checksums, self.index_dir, path)
+            folder = rel.split("/", 1)[0]
+            if folder in (KEYWORD_DIR, TOKENS_DIR):  # a token cache is written by the keyword build
+                state.keyword = None
+            elif folder == VECTORS_DIR:
+                state.embed_stamp = None
+            self.report.warnings.append(f"CHECKSUM_MISMATCH: {rel} was damaged; written again by this scan")
+            self.log(f"damaged {rel}: removed, to be written again")
+            self.dirty = True
 
     def _save_manifest(self) -> None:
         self.manifest.generation += 1
@@ -233,6 +252,7 @@ class Indexer:
             store.drop_prev(self.index_dir, sid)
         for sid in self._doomed:
             store.remove_source(self.index_dir, sid)
+            checksums.forget_source(self.manifest.state.checksums, sid)
         self._saved.clear()
         self._doomed.clear()
         self._flushed_at = time.monotonic()
@@ -370,7 +390,10 @@ class Indexer:
             self.manifest.state.index_stat[meta.source_id] = stats
         if touched or (meta.entry_count >= HITS_MIN_ENTRIES and not hits_file(self.index_dir, meta.source_id).exists()):
             with contextlib.suppress(GmtoolError):  # an index of an older gmtool: add the hits file
-                store.ensure_hits(self.index_dir, meta)
+                if store.ensure_hits(self.index_dir, meta):
+                    checksums.record(self.manifest.state.checksums, self.index_dir,
+                                     hits_file(self.index_dir, meta.source_id))
+                    self.dirty = True
         return True
 
     # --- 3. extract (in parallel), then save each source and the manifest right after ---------
@@ -413,11 +436,16 @@ class Indexer:
                 self.log(f"{code}: {r}: {rest}")
         known = r in self.by_file  # the manifest on disk names this source
         store.save_source(self.index_dir, meta, doc, durable=False)  # made durable by `_flush`
+        sums = self.manifest.state.checksums
+        checksums.forget_source(sums, sid)
+        if len(doc.entries) >= HITS_MIN_ENTRIES:
+            checksums.record(sums, self.index_dir, hits_file(self.index_dir, sid))
         if toks is not None:
             from gmtool.rank.keyword import save_tokens, worth_caching
 
             if worth_caching(doc.entries):
-                save_tokens(self.index_dir, sid, meta, toks, durable=False)  # type: ignore[arg-type]
+                checksums.record(sums, self.index_dir,
+                                 save_tokens(self.index_dir, sid, meta, toks, durable=False))  # type: ignore[arg-type]
         self.manifest.sources[sid] = meta
         self.manifest.state.files[sid] = change.stamp
         self.manifest.state.index_stat[sid] = _source_stats(self.index_dir, sid)

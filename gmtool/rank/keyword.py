@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.storage import layout
+from gmtool.storage.checksums import Checksums, forget_folder, intact, record
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
     return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
 
 
-def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized], durable: bool = True) -> None:
+def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized], durable: bool = True) -> Path:
     import io
 
     import numpy as np
@@ -116,17 +117,22 @@ def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tok
     np.savez(buf, **arrays)  # type: ignore[arg-type]
     from gmtool.storage import store
 
-    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue(), durable)
+    path = _token_cache(index_dir, sid, meta)
+    store.atomic_write(path, buf.getvalue(), durable)
+    return path
 
 
-def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
-    """A source's title and body tokens: from its cache, else tokenized now (and cached, unless small)."""
+def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry],
+                   sums: Checksums) -> dict[str, Tokenized]:
+    """A source's title and body tokens: from its cache (when it matches its checksum), else tokenized
+    now (and cached, unless small)."""
     if not worth_caching(entries):
         return tokenize_entries(entries)
-    toks = load_tokens(index_dir, sid, meta)
+    cache = _token_cache(index_dir, sid, meta)
+    toks = load_tokens(index_dir, sid, meta) if intact(sums, index_dir, cache) else None
     if toks is None or len(toks["title"].lengths) != len(entries):
         toks = tokenize_entries(entries)
-        save_tokens(index_dir, sid, meta, toks)
+        record(sums, index_dir, save_tokens(index_dir, sid, meta, toks))
     return toks
 
 
@@ -167,7 +173,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         texts.extend(entity_texts([e.body for e in entries], [e.parent for e in entries]))
         bodies.extend(e.body for e in entries)
         targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
-        toks = _source_tokens(index_dir, sid, meta, entries)
+        toks = _source_tokens(index_dir, sid, meta, entries, manifest.state.checksums)
         for f in blocks:
             blocks[f].append(toks[f])
         keep.add(_token_cache(index_dir, sid, meta).name)
@@ -184,6 +190,10 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     # parses the rest alone.
     store.atomic_write(fields_file, store.dumps(table.pop("fields")))
     store.atomic_write(docs, store.dumps(table))
+    sums = manifest.state.checksums
+    forget_folder(sums, layout.KEYWORD_DIR)
+    forget_folder(sums, layout.TOKENS_DIR, keep)  # the caches `_prune` deleted
+    record(sums, index_dir, bm25_path, fuzzy_path, docs, fields_file)
     manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
     _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs, fields_file)})

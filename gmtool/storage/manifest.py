@@ -16,6 +16,8 @@ import orjson
 from gmtool import __version__
 from gmtool.errors import GmtoolError, IndexError_
 from gmtool.storage.atomic import atomic_write
+from gmtool.storage.checksums import Checksums
+from gmtool.storage.checksums import valid as valid_checksum
 from gmtool.storage.hashing import FileStamp
 from gmtool.storage.layout import check_folder, manifest_path
 from gmtool.textnorm import shown_name, walk_strings
@@ -111,6 +113,7 @@ class IndexState:
     keyword: str | None = None  # digest of the keyword matrices on disk
     keyword_stat: list[int] | None = None  # their (size, mtime_ns) when written
     embed_stamp: str | None = None  # sources + model + device of the last complete embedding
+    checksums: Checksums = field(default_factory=dict)  # index file -> [size, mtime_ns, digest] (storage.checksums)
 
     def forget(self, sid: str) -> None:
         self.files.pop(sid, None)
@@ -124,6 +127,7 @@ class IndexState:
             "keyword": self.keyword,
             "keyword_stat": self.keyword_stat,
             "embed_stamp": self.embed_stamp,
+            "checksums": dict(sorted(self.checksums.items())),
         }
 
     @classmethod
@@ -142,6 +146,7 @@ class IndexState:
         state.keyword = raw.get("keyword") if isinstance(raw.get("keyword"), str) else None
         state.keyword_stat = raw.get("keyword_stat") if _ints(raw.get("keyword_stat")) else None
         state.embed_stamp = raw.get("embed_stamp") if isinstance(raw.get("embed_stamp"), str) else None
+        state.checksums = {k: v for k, v in _dict(raw.get("checksums")).items() if valid_checksum(v)}
         return state
 
 
