@@ -191,7 +191,7 @@ def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool) -> list[
                 continue
             ranges = page_ranges(head_or_fail.pages, workers)
             if len(ranges) > 1:
-                futs = [pool.submit(extract_page_range, str(p), a, b) for a, b in ranges]
+                futs = [pool.submit(extract_page_range, str(p), a, b, head_or_fail.skip) for a, b in ranges]
                 plan.append((p, head_or_fail, futs, None))
                 continue
         plan.append((p, None, [pool.submit(_extract_job, str(p), 1, debug)], None))
