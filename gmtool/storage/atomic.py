@@ -44,14 +44,19 @@ def disk_full(path: Path) -> IndexError_:
 
 
 @contextlib.contextmanager
-def no_space_is_disk_full(path: Path) -> Iterator[None]:
-    """Turn ENOSPC/EDQUOT from any write below into DISK_FULL (a code the user can act on)."""
+def _errno_is(errnos: set[int], error: Callable[[], IndexError_]) -> Iterator[None]:
+    """Turn an OSError with one of `errnos` from anything below into `error()`, a code the user can act on."""
     try:
         yield
     except OSError as exc:
-        if exc.errno in _NO_SPACE:
-            raise disk_full(path) from None
+        if exc.errno in errnos:
+            raise error() from None
         raise
+
+
+def no_space_is_disk_full(path: Path) -> contextlib.AbstractContextManager[None]:
+    """ENOSPC/EDQUOT/EFBIG from any write below is DISK_FULL."""
+    return _errno_is(_NO_SPACE, lambda: disk_full(path))
 
 
 _READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
@@ -65,15 +70,9 @@ def read_only(folder: Path) -> IndexError_:
     )
 
 
-@contextlib.contextmanager
-def read_only_is_coded(path: Path) -> Iterator[None]:
-    """Turn EROFS/EACCES/EPERM from creating or writing below `path` into INDEX_READ_ONLY."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.errno in _READ_ONLY:
-            raise read_only(path if path.is_dir() else path.parent) from None
-        raise
+def read_only_is_coded(path: Path) -> contextlib.AbstractContextManager[None]:
+    """EROFS/EACCES/EPERM from creating or writing below `path` is INDEX_READ_ONLY."""
+    return _errno_is(_READ_ONLY, lambda: read_only(path if path.is_dir() else path.parent))
 
 
 def fsync_dir(folder: Path) -> None:
