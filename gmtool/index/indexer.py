@@ -118,6 +118,7 @@ class Indexer:
         self.by_file: dict[str, SourceMeta] = {}
         self.dirty = False
         self._library_prefix = os.path.join(str(self.library), "")
+        self._sources_dir = str(store.source_file(self.index_dir, "x").parent)
         # sources written since the manifest was (and whether it named them before): their kept
         # versions go once it is written again, or come back if it cannot be
         self._saved: list[tuple[str, bool]] = []
@@ -376,7 +377,7 @@ class Indexer:
 
     def _index_intact(self, meta: SourceMeta) -> bool:
         """Cheap when nothing was touched; otherwise the files are loaded to prove they are sound."""
-        stats = _source_stats(self.index_dir, meta.source_id)
+        stats = _source_stats(self._sources_dir, meta.source_id)
         if -1 in stats:
             return False
         touched = self.manifest.state.index_stat.get(meta.source_id) != stats
@@ -448,7 +449,7 @@ class Indexer:
                                  save_tokens(self.index_dir, sid, meta, toks, durable=False))  # type: ignore[arg-type]
         self.manifest.sources[sid] = meta
         self.manifest.state.files[sid] = change.stamp
-        self.manifest.state.index_stat[sid] = _source_stats(self.index_dir, sid)
+        self.manifest.state.index_stat[sid] = _source_stats(self._sources_dir, sid)
         self.manifest.state.failed.pop(r, None)
         self.dirty = True
         self._saved.append((sid, known))
@@ -552,8 +553,8 @@ def _stats(*paths: Path | str) -> list[int]:
     return out
 
 
-def _source_stats(index_dir: Path, sid: str) -> list[int]:
-    folder = str(store.source_file(index_dir, "x").parent)  # strings: one rescan stats every source
+def _source_stats(folder: str, sid: str) -> list[int]:
+    """`folder` is the index dir's sources folder, as a string: a rescan stats every source."""
     return _stats(f"{folder}/{sid}.index.json", f"{folder}/{sid}.pages.json")
 
 

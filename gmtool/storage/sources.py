@@ -258,8 +258,8 @@ def sweep(index_dir: Path, manifest: Manifest) -> list[Path]:
     """Writers only, under the lock: delete what killed runs left behind (only our own files)."""
     removed: list[Path] = []
     for folder, name in owned_names(index_dir):
-        path = index_dir / folder / name if folder else index_dir / name
-        if _leftover(folder, name, index_dir, manifest):
+        if _leftover(folder, name, index_dir, manifest):  # a Path only for what goes: there may be 400,000
+            path = index_dir / folder / name if folder else index_dir / name
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed.append(path)
