@@ -86,6 +86,8 @@ def test_an_index_dir_that_is_a_file_or_a_device_is_a_usage_error(tmp_path: Path
         assert r.exit_code == 2 and _code(r.stderr) == "INDEX_DIR_NOT_A_FOLDER", (args, r.stderr)
     r = runner.invoke(app, ["index", "--verify", "-L", str(lib), "--json"], env={"GMTOOL_INDEX_DIR": target})
     assert [p["code"] for p in json.loads(r.stdout)["problems"]] == ["INDEX_DIR_NOT_A_FOLDER"]
+    r = runner.invoke(app, ["doctor", "-L", str(lib), "--json"], env={"GMTOOL_INDEX_DIR": target})
+    assert json.loads(r.stdout)["index"]["status"] == "INDEX_DIR_NOT_A_FOLDER"
     assert (tmp_path / "plain-file").read_text() == "not a folder"
 
 

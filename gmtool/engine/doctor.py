@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from gmtool import __version__
 from gmtool.errors import GmtoolError
 from gmtool.storage import store
+from gmtool.storage.layout import check_folder
 from gmtool.types import JSONValue
 
 if TYPE_CHECKING:
@@ -84,6 +85,10 @@ def _active_writer(index_dir: Path) -> str | None:
 
 
 def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValue]:
+    try:
+        check_folder(Path(engine.paths.index_dir))  # GMTOOL_INDEX_DIR naming a file or a device
+    except GmtoolError as exc:
+        return {"status": exc.code, "message": exc.message, "hint": exc.hint}
     if not engine.has_index():
         return {"status": "INDEX_NOT_FOUND", "hint": "run `gmtool scan DIR`"}
     try:
