@@ -16,8 +16,11 @@ Cases:
                 scanned first; every book's TOC resource read page by page (following next_uri). The
                 figure is the server's own peak RSS (VmHWM, Linux), with the largest message it sent.
                 --toc-headings N adds a 13th book, a Markdown file of N headings.
+- md-headings:  a Markdown file of one million `# H` lines (9.9 MB; issue 25: it took 5.3 GB)
+- flate-bomb:   a 40-page PDF of under 1 MB whose pages 2-40 draw one content stream that inflates
+                to 800 MB (issue 25: 1.56 GB, 5.1 GB with 2 workers); run it with --workers 1 and 2
 
-Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--toc-headings 0] [--only CASE ...] [--workers N]
+Usage: python bench/memory.py [--size-mb 50] [--headings 200000] [--toc-headings 0] [--md-headings 1000000] [--bomb-mb 800] [--only CASE ...] [--workers N]
 Prints one line per case; asserts nothing.
 """
 
@@ -70,6 +73,13 @@ def make_lines(path: Path, size: int, headings: bool) -> Path:
     return path
 
 
+def make_heading_md(path: Path, headings: int) -> Path:
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(headings):
+            fh.write(f"# H{i}\n")
+    return path
+
+
 def make_heading_pdf(path: Path, headings: int) -> Path:
     """One page, `headings` one-word bold lines at 1 pt, each followed by a plain word: the worst
     case for heading detection (every line a candidate). Written by hand: no PDF library is
@@ -92,6 +102,38 @@ def make_heading_pdf(path: Path, headings: int) -> Path:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
     ]
+    path.write_bytes(_pdf(objs))
+    return path
+
+
+def make_flate_bomb(path: Path, inflated_mb: int, pages: int = 40) -> Path:
+    """A PDF whose page 1 holds a line of text and whose other pages all draw one content stream of
+    `inflated_mb` MB of spaces, Flate-compressed (~1,000:1, so 800 MB fit in under 1 MB): pdfium
+    inflates it whole for each page it loads. Several pages, so that two workers each get some."""
+    import zlib
+
+    comp = zlib.compressobj(9)
+    chunk = b" " * (1 << 20)
+    bomb = b"".join(comp.compress(chunk) for _ in range(inflated_mb)) + comp.flush()
+    text = b"BT /F1 12 Tf 72 720 Td (A harmless first page about a lantern.) Tj ET"
+    kids = " ".join(f"{5 + k} 0 R" for k in range(pages))
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+        b"<< /Length " + str(len(text)).encode() + b" >>\nstream\n" + text + b"\nendstream",
+        b"<< /Length " + str(len(bomb)).encode() + b" /Filter /FlateDecode >>\nstream\n" + bomb + b"\nendstream",
+    ]
+    for k in range(pages):
+        contents = 3 if k == 0 else 4
+        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {contents} 0 R "
+                    f"/Resources << /Font << /F1 {5 + pages} 0 R >> >> >>".encode())
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    path.write_bytes(_pdf(objs))
+    return path
+
+
+def _pdf(objs: list[bytes]) -> bytes:
+    """A PDF file of these objects (numbered from 1, the first the catalog), with its xref table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for n, body in enumerate(objs, 1):
@@ -102,8 +144,7 @@ def make_heading_pdf(path: Path, headings: int) -> Path:
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
     out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    path.write_bytes(bytes(out))
-    return path
+    return bytes(out)
 
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -178,7 +219,35 @@ CASES = {
     "text-lines": lambda d, a: make_lines(d / "text-lines.txt", a.size_mb << 20, headings=False),
     "pdf-headings": lambda d, a: make_heading_pdf(d / "pdf-headings.pdf", a.headings),
     "toc-resource": None,  # not a generated file: see measure_toc_resource
+    "md-headings": lambda d, a: make_heading_md(d / "md-headings.md", a.md_headings),
+    "flate-bomb": lambda d, a: make_flate_bomb(d / "flate-bomb.pdf", a.bomb_mb),
 }
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """RSS of a process and all its descendants (the scan and its workers), from /proc."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmRSS:")))
+            todo += [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total
+
+
+def _run_sampled(cmd: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run `cmd`, sampling the summed RSS of its process tree every 50 ms (0 without /proc):
+    with workers, the sum is what the machine must hold, where ru_maxrss is the largest one."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), peak
 
 
 def measure(case: str, args: argparse.Namespace) -> dict[str, object]:
@@ -192,7 +261,7 @@ def measure(case: str, args: argparse.Namespace) -> dict[str, object]:
         env = dict(os.environ, GMTOOL_CONFIG_DIR=str(Path(tmp) / "config"))
         cmd = [GMTOOL, "scan", str(lib), "--no-embed", "--json", "--workers", str(args.workers)]
         t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        proc, tree_kb = _run_sampled(cmd, env)
         wall = time.perf_counter() - t
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
         try:
@@ -204,6 +273,7 @@ def measure(case: str, args: argparse.Namespace) -> dict[str, object]:
             "case": case,
             "input_mb": round(src.stat().st_size / 2**20, 1),
             "peak_rss_mb": round(peak_kb / 1024),
+            "peak_tree_mb": round(tree_kb / 1024),
             "wall_s": round(wall, 1),
             "exit": proc.returncode,
             "outcome": outcome,
@@ -215,6 +285,8 @@ def main() -> int:
     ap.add_argument("--size-mb", type=int, default=50)
     ap.add_argument("--headings", type=int, default=200_000)
     ap.add_argument("--toc-headings", type=int, default=0)
+    ap.add_argument("--md-headings", type=int, default=1_000_000)
+    ap.add_argument("--bomb-mb", type=int, default=800)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--only", nargs="*", choices=sorted(CASES))
     ap.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
@@ -226,7 +298,8 @@ def main() -> int:
     for case in args.only or list(CASES):
         # a fresh wrapper per case: RUSAGE_CHILDREN is a maximum over all children so far
         cmd = [sys.executable, __file__, "--case", case, "--size-mb", str(args.size_mb),
-               "--headings", str(args.headings), "--toc-headings", str(args.toc_headings), "--workers", str(args.workers)]
+               "--headings", str(args.headings), "--toc-headings", str(args.toc_headings), "--md-headings", str(args.md_headings),
+               "--bomb-mb", str(args.bomb_mb), "--workers", str(args.workers)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{case}: bench failed: {out.stderr.strip()[-300:]}")
@@ -235,7 +308,8 @@ def main() -> int:
         if args.json:
             print(json.dumps(row))
         else:
-            print(f"{row['case']:<13} {row['input_mb']:>6} MB in  peak RSS {row['peak_rss_mb']:>5} MB  "
+            print(f"{row['case']:<13} {row['input_mb']:>6} MB in  peak RSS {row['peak_rss_mb']:>5} MB "
+                  f"(all processes {row['peak_tree_mb']:>5} MB)  "
                   f"{row['wall_s']:>6} s  exit {row['exit']}  {row['outcome']}")
     return 0
 

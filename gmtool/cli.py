@@ -7,6 +7,7 @@ No `from __future__ import annotations` here: typer reads every command's signat
 and real annotation objects spare it evaluating each string again (~4 ms a run).
 """
 
+import contextlib
 import functools
 import math
 import os
@@ -358,6 +359,13 @@ def _progress_cb(enabled: bool) -> tuple[Any, Callable[[int, int, str], None] | 
     return prog, cb
 
 
+def _notice(message: str) -> None:
+    """News while a command runs (it waits for another writer): one line on stderr, at once."""
+    from rich.markup import escape
+
+    _err_console().print(f"[yellow]{escape(message)}[/]")
+
+
 def _report_exit(report: Any, as_json: bool) -> None:
     if as_json:
         _print_json(report)
@@ -378,7 +386,7 @@ def scan(
     directory: Optional[Path] = typer.Argument(None, help="Folder of rulebooks (default: the current library)."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job; at most the cores available)."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
@@ -397,9 +405,10 @@ def scan(
     prog, cb = _progress_cb(not as_json)
     if prog:
         with prog:
-            report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, progress=cb)
+            report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, progress=cb,
+                              notice=_notice)
     else:
-        report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device)
+        report = eng.scan(force=force, embed=not no_embed, workers=workers, device=device, notice=_notice)
     _report_exit(report, as_json)
 
 
@@ -410,11 +419,11 @@ def index_cmd(
     include: Optional[list[str]] = typer.Option(None, "--include", help="Glob of files to index (repeatable)."),
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="Glob of files to skip (repeatable)."),
     types: Optional[str] = typer.Option(None, "--types", help="File types to index, e.g. .pdf,.md"),
-    max_files: int = typer.Option(10_000, "--max-files", metavar="N", min=1, help="Cap on files in one run."),
+    max_files: int = typer.Option(250_000, "--max-files", metavar="N", min=1, help="Cap on files in one run."),
     force: bool = typer.Option(False, "--force", "-f", help="Re-index even unchanged files."),
     force_clean: bool = typer.Option(False, "--force-clean", help="Wipe the index directory and rebuild it."),
     verify: bool = typer.Option(False, "--verify", help="Report missing, stale, orphaned and corrupt entries; change nothing."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job; at most the cores available)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
     device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
@@ -439,6 +448,7 @@ def index_cmd(
     kw: dict[str, Any] = {
         "include": include, "exclude": exclude, "types": [types] if types else None, "max_files": max_files, "force": force,
         "workers": workers, "wait": not no_wait, "embed": not no_embed, "device": device, "progress": cb,
+        "notice": _notice,
     }
     if prog:
         with prog:
@@ -658,6 +668,16 @@ def serve(library: Optional[Path] = LibraryOpt) -> None:
     run_server(library, debug=_state["debug"])
 
 
+def _replace_unprintable() -> None:
+    """An output encoding that cannot show a book's text (PYTHONIOENCODING=ascii, a C locale) gets
+    `?` for what it cannot encode instead of a crash in the middle of a result list."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="replace")
+
+
 def main() -> None:
     """The console entry point. Everything alive when a run starts (the imported modules) and
     when it ends (its results) stays alive until the process exits, so both are frozen out of
@@ -665,6 +685,7 @@ def main() -> None:
     and once more at exit (~20 ms of a search's ~150). A long `serve` freezes only the former."""
     import gc
 
+    _replace_unprintable()
     gc.freeze()
     try:
         app(prog_name="gmtool")

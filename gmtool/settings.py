@@ -77,6 +77,14 @@ class Paths:
     config_file: Path
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask, as `taskset` or a container sets it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on macOS and Windows
+        return max(1, os.cpu_count() or 1)
+
+
 def _xdg_dir(env: Mapping[str, str], xdg: str, fallback: str) -> Path:
     """The XDG base dir, else its usual place under the home dir."""
     base = env.get(xdg)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 
-__all__ = ["STOPWORDS", "content_tokens", "normalize", "slugify", "stem", "tokenize"]
+__all__ = ["STOPWORDS", "content_tokens", "normalize", "shown_name", "slugify", "stem", "tokenize", "walk_strings"]
 
 # --- normalize -------------------------------------------------------------------------
 
@@ -181,3 +183,37 @@ def slugify(s: str) -> str:
     if not s.isascii():
         s = s.encode("ascii", "ignore").decode("ascii")
     return _NON_ALNUM.sub("-", s.replace("'", "")).strip("-")
+
+
+# --- file names that are not UTF-8 -----------------------------------------------------
+
+# Python hands a file name's bytes that are not UTF-8 over as lone surrogates U+DC80..U+DCFF
+# (surrogateescape), which round-trip through every os call but cannot be printed or written as
+# JSON. Shown, each such byte reads as `\xNN`.
+_SURROGATE_ESCAPES = {0xDC00 + b: f"\\x{b:02x}" for b in range(0x80, 0x100)}
+
+
+def shown_name(s: str) -> str:
+    """`s` (a file name or a text made from one) printable and JSON-safe; the identity for any
+    name that is valid UTF-8, so only odd names pay for the translation."""
+    if s.isascii():
+        return s
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return s.translate(_SURROGATE_ESCAPES).encode("utf-8", "backslashreplace").decode("utf-8")
+    return s
+
+
+def walk_strings(obj: object, fn: Callable[[str], str]) -> object:
+    """`obj` (JSON-shaped: dicts, lists, tuples, strings, numbers) with `fn` applied to every string,
+    dict keys included."""
+    if isinstance(obj, str):
+        return fn(obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        obj = asdict(obj)
+    if isinstance(obj, dict):
+        return {walk_strings(k, fn): walk_strings(v, fn) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [walk_strings(v, fn) for v in obj]
+    return obj

@@ -1071,3 +1071,46 @@ def make_ruled_table_pdf(path) -> Path:
                 row.cell(cell)
     _paragraphs(pdf, ["Weapons break on a roll of 1, as the rules for gear say."])
     return _out(pdf, path)
+
+
+# --- hand-written PDFs for hostile structures (issue 25) ----------------------------------------
+
+
+def raw_pdf(path, objs: Sequence[bytes]) -> Path:
+    """A PDF of exactly these objects (numbered from 1; the first is the catalog) and an xref table:
+    for structures no PDF library writes (a lying /Count, a shared bomb stream)."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    Path(path).write_bytes(bytes(out))
+    return Path(path)
+
+
+def _stream(data: bytes, extra: bytes = b"") -> bytes:
+    return b"<< /Length %d %s>>\nstream\n" % (len(data), extra) + data + b"\nendstream"
+
+
+def text_pages_pdf(path, texts: Sequence[bytes], *, kids_count: int | None = None, catalog_extra: bytes = b"",
+                   shared: bytes | None = None) -> Path:
+    """One page per text (a line of Helvetica each); `shared` (a Flate-compressed content stream)
+    is drawn by every page whose text is empty; `kids_count` overrides the page tree's /Count."""
+    n = len(texts)
+    font, shared_obj = 3, 4
+    first = 5
+    objs = [b"<< /Type /Catalog /Pages 2 0 R " + catalog_extra + b">>",
+            b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (first + 2 * k) for k in range(n)),
+                                                        n if kids_count is None else kids_count),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            _stream(shared or b"", b"/Filter /FlateDecode " if shared else b"")]
+    for k, text in enumerate(texts):
+        contents = first + 2 * k + 1 if text or shared is None else shared_obj
+        objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                    b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (contents, font))
+        objs.append(_stream(b"BT /F1 12 Tf 72 720 Td (" + text + b") Tj ET"))
+    return raw_pdf(path, objs)

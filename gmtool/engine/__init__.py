@@ -28,6 +28,8 @@ from gmtool.types import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gmtool.index.indexer import Progress
     from gmtool.query.where import Condition
     from gmtool.rank.embed import Embedder
@@ -276,15 +278,16 @@ class Engine:
         device: str = "auto",
         wait: bool = True,
         progress: Progress | None = None,
+        notice: Callable[[str], None] | None = None,
     ) -> ScanReport:
-        """`index` over the whole library."""
+        """`index` over the whole library; `notice` hears at once when it waits for another writer."""
         from gmtool.index.indexer import run_index
 
         if workers is not None:
             _check_count("workers", workers)
         report = run_index(
             self.paths, force=force, embed=embed, workers=workers, device=device, wait=wait, progress=progress,
-            settings=self.settings,
+            notice=notice, settings=self.settings,
         )
         self._lib = None
         return report
@@ -298,12 +301,13 @@ class Engine:
         exclude: list[str] | None = None,
         types: list[str] | None = None,
         force: bool = False,
-        max_files: int = 10_000,
+        max_files: int = 250_000,
         workers: int | None = None,
         embed: bool = True,
         wait: bool = True,
         device: str = "auto",
         progress: Progress | None = None,
+        notice: Callable[[str], None] | None = None,
     ) -> ScanReport:
         from gmtool.index.indexer import run_index
 
@@ -315,7 +319,7 @@ class Engine:
         report = run_index(
             self.paths, files=files, include=include, exclude=exclude, types=types, force=force,
             max_files=max_files, workers=workers, embed=embed, wait=wait, device=device, progress=progress,
-            settings=self.settings,
+            notice=notice, settings=self.settings,
         )
         self._lib = None
         return report

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from gmtool import __version__
 from gmtool.errors import GmtoolError
 from gmtool.storage import store
+from gmtool.storage.layout import check_folder
 from gmtool.types import JSONValue
 
 if TYPE_CHECKING:
@@ -63,10 +64,31 @@ def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValu
     out["model"] = model
     fp = model.get("fingerprint")
     out["index"] = _index_health(engine, fp if isinstance(fp, str) else None)
+    writer = _active_writer(Path(engine.paths.index_dir))
+    if writer is not None:
+        out["index"]["writer"] = writer
     return out
 
 
+def _active_writer(index_dir: Path) -> str | None:
+    """The scan writing the index now, if one is (a stale lock is a verify problem instead)."""
+    from datetime import datetime, timezone
+
+    from gmtool.storage.lock import writer_since
+
+    pid = store.active_writer(index_dir)
+    if pid is None:
+        return None
+    since = writer_since(index_dir)
+    when = f" since {datetime.fromtimestamp(since, timezone.utc):%Y-%m-%d %H:%M:%S} UTC" if since else ""
+    return f"pid {pid} is writing the index{when}"
+
+
 def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValue]:
+    try:
+        check_folder(Path(engine.paths.index_dir))  # GMTOOL_INDEX_DIR naming a file or a device
+    except GmtoolError as exc:
+        return {"status": exc.code, "message": exc.message, "hint": exc.hint}
     if not engine.has_index():
         return {"status": "INDEX_NOT_FOUND", "hint": "run `gmtool scan DIR`"}
     try:

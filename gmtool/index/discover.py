@@ -84,6 +84,9 @@ def discover_all(
                 continue
             if not wanted(rel, name):
                 continue
+            if st is not None and stat.S_ISREG(st.st_mode):  # the common case: no second stat
+                out.files.append(path)
+                continue
             problem = link_problem(path, rel)
             if problem is None:
                 out.files.append(path)

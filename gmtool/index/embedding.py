@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, units
 from gmtool.settings import Settings
+from gmtool.storage.checksums import record
 from gmtool.storage.vectors import has_unit_index, save_unit_index
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
         n = vs.update(sid, texts, emb, progress=tick)
         done[0] = before + len(texts)
         generated += n
-        save_unit_index(index_dir, sid, idx, texts)
+        record(manifest.state.checksums, index_dir, *vs.written, save_unit_index(index_dir, sid, idx, texts))
+        vs.written.clear()
     if stamp:
         manifest.state.embed_stamp = stamp
     warn = None

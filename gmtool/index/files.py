@@ -26,6 +26,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import select
 import stat
 import time
 from collections.abc import Iterator
@@ -41,6 +42,9 @@ MAX_PDF_BYTES = 2 << 30
 MAX_TEXT_BYTES = 64 << 20
 # A whole-file read or hash that takes longer than this is a stalled device, not a slow disk.
 READ_TIMEOUT_S = 300.0
+# A read of a regular file never waits for data; one that would (a kernel file such as /proc/kmsg
+# behind a `book.md` link) gets this long for data to come, then the file is NOT_A_FILE.
+BLOCKED_READ_S = 2.0
 _BLOCK = 1 << 20
 
 
@@ -112,6 +116,7 @@ def resolve_target(given: Path, library: Path, cwd: Path | None = None) -> Path 
     if chosen is None:
         return Failure(str(given), "OUTSIDE_LIBRARY", f"{candidates[0]} is not inside the library {library}",
                        "move or link it into the library, or pass --library")
+    chosen = _without_loops(chosen, library)
     problem = link_problem(chosen, str(given))
     if problem is not None:
         return problem
@@ -121,10 +126,40 @@ def resolve_target(given: Path, library: Path, cwd: Path | None = None) -> Path 
     return chosen
 
 
+def _without_loops(path: Path, library: Path) -> Path:
+    """`path` with every trip around a symlink loop cut out: `sub/loop/sub/book.md`, where
+    `sub/loop` links back to the library, is `sub/book.md`, the one path a scan finds it by
+    (a walk enters each folder once, by device and inode)."""
+    try:
+        parts = path.relative_to(library).parts
+    except ValueError:
+        return path
+    seen: list[tuple[tuple[int, int], Path]] = []
+    here = library
+    for i, part in enumerate(parts):
+        try:
+            st = os.stat(here)
+        except OSError:
+            return path
+        key = (st.st_dev, st.st_ino)
+        back = next((k for k, (known, _) in enumerate(seen) if known == key), None)
+        if back is not None:  # this folder was passed already: drop the round trip
+            here = seen[back][1]
+            del seen[back + 1:]
+        else:
+            seen.append((key, here))
+        here = here / part
+        if i == len(parts) - 1:
+            return here
+    return path
+
+
 def open_regular(path: Path) -> int:
-    """A read-only descriptor for a regular file, or NOT_A_FILE. O_NONBLOCK makes opening a
-    FIFO return at once instead of waiting for a writer; the mode is checked on the open
-    descriptor, so a file swapped for a FIFO after discovery is still refused."""
+    """A read-only, non-blocking descriptor for a regular file, or NOT_A_FILE. O_NONBLOCK makes
+    opening a FIFO return at once instead of waiting for a writer, and a read of a file that only
+    looks regular (a kernel file) return at once instead of waiting for data (see `_read`); the
+    mode is checked on the open descriptor, so a file swapped for a FIFO after discovery is still
+    refused."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -140,8 +175,22 @@ def open_regular(path: Path) -> int:
         os.close(fd)
         raise ExtractError("NOT_A_FILE", f"{path.name}: {_kind(st.st_mode)}, not a regular file",
                            "copy the book into the library as an ordinary file")
-    os.set_blocking(fd, True)
     return fd
+
+
+def read_guarded(fd: int, name: str, size: int = _BLOCK, wait_s: float = BLOCKED_READ_S) -> bytes:
+    """One read from a non-blocking descriptor. A plain file always has data (or its end) at once;
+    one that makes the read wait gets `wait_s` for data, then is NOT_A_FILE."""
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        pass
+    ready, _, _ = select.select([fd], [], [], wait_s)
+    if not ready:
+        raise ExtractError("NOT_A_FILE", f"{name}: reading it waits for data that does not come "
+                           "(a kernel or device file behind a link?), not a regular file",
+                           "copy the book into the library as an ordinary file")
+    return os.read(fd, size)
 
 
 def _check_size(path: Path, size: int, limit: int) -> None:
@@ -159,7 +208,7 @@ def read_blocks(path: Path, limit: int | None = None, timeout_s: float = READ_TI
         _check_size(path, os.fstat(fd).st_size, limit)
         deadline = time.monotonic() + timeout_s
         total = 0
-        while block := os.read(fd, _BLOCK):
+        while block := read_guarded(fd, path.name):
             total += len(block)
             _check_size(path, total, limit)  # a file that grows while it is read
             if time.monotonic() > deadline:

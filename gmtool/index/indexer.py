@@ -21,17 +21,28 @@ from gmtool.index.discover import discover_all
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.workers import iter_extracted, worth_a_pool
-from gmtool.settings import Paths, Settings
-from gmtool.storage import store
+from gmtool.settings import Paths, Settings, available_cores
+from gmtool.storage import checksums, store
 from gmtool.storage.atomic import atomic_write
 from gmtool.storage.hashing import FileStamp
-from gmtool.storage.layout import keyword_files
+from gmtool.storage.hits import HITS_MIN_ENTRIES
+from gmtool.storage.layout import KEYWORD_DIR, TOKENS_DIR, VECTORS_DIR, hits_file, keyword_files
 from gmtool.storage.manifest import FailedFile, Manifest
+from gmtool.textnorm import shown_name
 from gmtool.types import Document, Failure, ScanReport, SourceMeta
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 
 _FORMAT_RANK = {".pdf": 0, ".md": 1, ".markdown": 1, ".txt": 2}
+# The manifest is written (and the books' files made durable, with one sync) once this many seconds
+# have passed since the last write, or this many books, whichever comes first, and at the end: a
+# kill loses at most that batch, which the next run redoes. Per book, a 100,000-file library took
+# a full manifest rewrite and five fsyncs each (4,000 files: 194 s; measured on the build host).
+FLUSH_EVERY_S = 5.0
+FLUSH_EVERY_BOOKS = 2_000
+# A source id names its index files (`SID.prev.index.json`, `SID.KEY.vN.npz`); a file name of up
+# to 255 bytes must leave room for those suffixes, so the slug of a longer name is cut here.
+MAX_SID_CHARS = 80
 
 
 def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
@@ -42,7 +53,7 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
     for p in ordered:
-        base = slugify(p.stem) or "source"
+        base = slugify(p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
         candidates = [base, f"{base}-{p.suffix.lower().lstrip('.')}"]
         sid = next((c for c in candidates if c not in taken), None)
         n = 2
@@ -63,12 +74,13 @@ class IndexOptions:
     exclude: list[str] | None = None
     types: list[str] | None = None
     force: bool = False
-    max_files: int = 10_000
+    max_files: int = 250_000  # a guard against scanning a whole disk; a wiki export may hold 100,000 notes
     workers: int | None = None
     embed: bool = True
     wait: bool = True
     device: str = "auto"
     progress: Progress | None = None
+    notice: Callable[[str], None] | None = None  # one-line news for the user now (waiting for the lock)
     settings: Settings | None = None  # None: read from the environment once, here
 
     @property
@@ -99,12 +111,20 @@ class Indexer:
         self.library = paths.library
         self.opts = opts
         self.settings = opts.settings or Settings.from_env()
-        self.workers = max(1, opts.workers or os.cpu_count() or 1)
+        self.workers, self.clamped = _worker_count(opts.workers)
         self.report = ScanReport(library=str(self.library), index_dir=str(self.index_dir))
         self.log = OpLog()
         self.manifest = Manifest()
         self.by_file: dict[str, SourceMeta] = {}
         self.dirty = False
+        self._library_prefix = os.path.join(str(self.library), "")
+        self._sources_dir = str(store.source_file(self.index_dir, "x").parent)
+        # sources written since the manifest was (and whether it named them before): their kept
+        # versions go once it is written again, or come back if it cannot be
+        self._saved: list[tuple[str, bool]] = []
+        self._doomed: list[str] = []  # sources dropped from the manifest: their files go after it is written
+        self._flushed_at = time.monotonic()
+        self._flush_cost = 0.0  # seconds the last flush took
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -114,21 +134,38 @@ class Indexer:
             raise UsageError(
                 "INVALID_PATH", f"{self.library} is not a directory", "pass the folder that holds your rulebooks"
             )
+        if self.clamped:
+            self.report.warnings.append(
+                f"WORKERS_CLAMPED: --workers {self.opts.workers} is more than the {self.workers} core(s) available; "
+                f"using {self.workers}")
         self.log(f"gmtool {__version__} index run in {self.library} (workers={self.workers}, force={self.opts.force})")
         chosen, in_scope = self._choose()
-        with store.writer_lock(self.index_dir, wait=self.opts.wait) as held:
+        with store.writer_lock(self.index_dir, wait=self.opts.wait, on_wait=self._waiting) as held:
             for w in held.warnings:
                 self.report.warnings.append(w)
                 self.log(w)
             self._open_manifest()
             if not self.opts.targeted:
                 self._drop_gone(in_scope)
+                self._flush()  # before new files are given ids, which may be the dropped ones
             todo = self._changed(chosen)
             self._extract_and_save(todo, (held.fd,) if held.fd >= 0 else ())
+            self._flush()
             self._library_artefacts()
         self._warn_empty()
         self._finish(t0)
         return self.report
+
+    def _waiting(self, pid: int | None, since: float | None, waited: float) -> None:
+        """Another writer holds the lock: say who and since when, at once and while waiting."""
+        who = f"pid {pid}" if pid is not None else "another process"
+        when = (f", since {datetime.fromtimestamp(since, timezone.utc):%H:%M:%S} UTC"
+                if since is not None else "")
+        msg = (f"WAITING: another scan ({who}{when}) is writing this index; waiting for it to finish "
+               f"({waited:.0f} s so far; Ctrl-C to stop, or --no-wait to fail at once)")
+        self.log(msg)
+        if self.opts.notice is not None:
+            self.opts.notice(msg)
 
     def _choose(self) -> tuple[list[Path], list[Path]]:
         """(files this run looks at, every file in scope); --max-files caps only the first:
@@ -172,23 +209,76 @@ class Indexer:
         self.manifest = manifest
         self.by_file = {m.file: m for m in manifest.sources.values()}
         self.dirty = bool(bad)
+        self._remove_damaged()
+
+    def _remove_damaged(self) -> None:
+        """Index files that no longer match their checksums are deleted, so this run writes them
+        again: a hits file or token cache with its source's check, the keyword index and the vectors
+        in the library-wide steps (whose bookkeeping is reset here)."""
+        state = self.manifest.state
+        for path in checksums.damaged(state.checksums, self.index_dir):
+            rel = path.relative_to(self.index_dir).as_posix()
+            path.unlink(missing_ok=True)
+            checksums.forget(state.checksums, self.index_dir, path)
+            folder = rel.split("/", 1)[0]
+            if folder in (KEYWORD_DIR, TOKENS_DIR):  # a token cache is written by the keyword build
+                state.keyword = None
+            elif folder == VECTORS_DIR:
+                state.embed_stamp = None
+            self.report.warnings.append(f"CHECKSUM_MISMATCH: {rel} was damaged; written again by this scan")
+            self.log(f"damaged {rel}: removed, to be written again")
+            self.dirty = True
 
     def _save_manifest(self) -> None:
         self.manifest.generation += 1
         store.save_manifest(self.index_dir, self.manifest)
         self.dirty = False
 
+    def _flush(self) -> None:
+        """Make the books saved since the last manifest durable (one sync), write the manifest that
+        names them, then delete what it no longer names: the previous versions kept while they were
+        replaced, and the files of dropped sources."""
+        if not self._saved and not self._doomed:
+            return
+        t0 = time.monotonic()
+        try:
+            if self._saved:
+                store.sync_files(self.index_dir)
+            self._save_manifest()
+        except (GmtoolError, OSError):  # a full disk; a kill leaves the kept versions for the next run
+            for sid, known in self._saved:
+                store.roll_back(self.index_dir, sid, known)
+            raise
+        for sid, _ in self._saved:
+            store.drop_prev(self.index_dir, sid)
+        for sid in self._doomed:
+            store.remove_source(self.index_dir, sid)
+            checksums.forget_source(self.manifest.state.checksums, sid)
+        self._saved.clear()
+        self._doomed.clear()
+        self._flushed_at = time.monotonic()
+        self._flush_cost = self._flushed_at - t0
+
+    def _maybe_flush(self) -> None:
+        """Batches grow with the manifest: writing it never takes more than a fifth of the run."""
+        since = time.monotonic() - self._flushed_at
+        if len(self._saved) >= FLUSH_EVERY_BOOKS or since >= max(FLUSH_EVERY_S, 4 * self._flush_cost):
+            self._flush()
+
     def _rel(self, p: Path) -> str:
+        s, lib = str(p), self._library_prefix
+        if s.startswith(lib) and os.sep == "/":  # the common case, without a Path per file
+            return s[len(lib):]
         try:
             return p.relative_to(self.library).as_posix()
         except ValueError:
-            return str(p)
+            return s
 
     def _drop(self, sid: str, why: str) -> None:
         meta = self.manifest.sources.pop(sid)
         self.manifest.state.forget(sid)
-        self._save_manifest()
-        store.remove_source(self.index_dir, sid)
+        self.dirty = True
+        self._doomed.append(sid)  # removed once the manifest no longer names it (`_flush`)
         self.report.removed += 1
         self.log(f"removed {meta.file} ({sid}): {why}")
 
@@ -215,12 +305,14 @@ class Indexer:
         present = {self._rel(p) for p in in_scope}
         scope_all = self.opts.whole_library
         for sid, meta in list(self.manifest.sources.items()):
+            if meta.file in present:  # found by this run's walk: it exists
+                continue
             gone = not (self.library / meta.file).exists()
-            if gone or (scope_all and meta.file not in present):
+            if gone or scope_all:
                 self._drop(sid, "the file is gone" if gone else "no longer in the library")
         failed = self.manifest.state.failed
         for r in list(failed):
-            if not (self.library / r).exists() or (scope_all and r not in present):
+            if r not in present and (scope_all or not (self.library / r).exists()):
                 del failed[r]
                 self.dirty = True
 
@@ -285,10 +377,11 @@ class Indexer:
 
     def _index_intact(self, meta: SourceMeta) -> bool:
         """Cheap when nothing was touched; otherwise the files are loaded to prove they are sound."""
-        stats = _source_stats(self.index_dir, meta.source_id)
+        stats = _source_stats(self._sources_dir, meta.source_id)
         if -1 in stats:
             return False
-        if self.manifest.state.index_stat.get(meta.source_id) != stats:
+        touched = self.manifest.state.index_stat.get(meta.source_id) != stats
+        if touched:
             try:
                 store.load_source(self.index_dir, meta.source_id, meta.sha256, fallback=False)
             except GmtoolError:
@@ -296,8 +389,12 @@ class Indexer:
             if not store.pages_sound(self.index_dir, meta.source_id, meta.sha256):
                 return False
             self.manifest.state.index_stat[meta.source_id] = stats
-        with contextlib.suppress(GmtoolError):  # an index of an older gmtool: add the hits file
-            store.ensure_hits(self.index_dir, meta)
+        if touched or (meta.entry_count >= HITS_MIN_ENTRIES and not hits_file(self.index_dir, meta.source_id).exists()):
+            with contextlib.suppress(GmtoolError):  # an index of an older gmtool: add the hits file
+                if store.ensure_hits(self.index_dir, meta):
+                    checksums.record(self.manifest.state.checksums, self.index_dir,
+                                     hits_file(self.index_dir, meta.source_id))
+                    self.dirty = True
         return True
 
     # --- 3. extract (in parallel), then save each source and the manifest right after ---------
@@ -333,17 +430,30 @@ class Indexer:
 
     def _save_source(self, sid: str, change: _Changed, r: str, doc: Document, toks: object) -> None:
         meta = _meta(sid, change, r, doc)
-        store.save_source(self.index_dir, meta, doc)
+        for w in doc.warnings:  # coded ones (a cap reached) are the user's business, with the file's name
+            code, sep, rest = w.partition(": ")
+            if sep and code.isupper() and code.replace("_", "").isalpha():
+                self.report.warnings.append(f"{code}: {r}: {rest}")
+                self.log(f"{code}: {r}: {rest}")
+        known = r in self.by_file  # the manifest on disk names this source
+        store.save_source(self.index_dir, meta, doc, durable=False)  # made durable by `_flush`
+        sums = self.manifest.state.checksums
+        checksums.forget_source(sums, sid)
+        if len(doc.entries) >= HITS_MIN_ENTRIES:
+            checksums.record(sums, self.index_dir, hits_file(self.index_dir, sid))
         if toks is not None:
-            from gmtool.rank.keyword import save_tokens
+            from gmtool.rank.keyword import save_tokens, worth_caching
 
-            save_tokens(self.index_dir, sid, meta, toks)  # type: ignore[arg-type]
+            if worth_caching(doc.entries):
+                checksums.record(sums, self.index_dir,
+                                 save_tokens(self.index_dir, sid, meta, toks, durable=False))  # type: ignore[arg-type]
         self.manifest.sources[sid] = meta
         self.manifest.state.files[sid] = change.stamp
-        self.manifest.state.index_stat[sid] = _source_stats(self.index_dir, sid)
+        self.manifest.state.index_stat[sid] = _source_stats(self._sources_dir, sid)
         self.manifest.state.failed.pop(r, None)
-        self._save_manifest()
-        store.drop_prev(self.index_dir, sid)
+        self.dirty = True
+        self._saved.append((sid, known))
+        self._maybe_flush()
         self.report.indexed += 1
         self.report.indexed_files.append(r)
         self.log(f"indexed {r} as {sid}: {meta.pages} pages, {meta.entry_count} entries")
@@ -416,6 +526,15 @@ def run_index(paths: Paths, **options: object) -> ScanReport:
     return Indexer(paths, IndexOptions(**options)).run()  # type: ignore[arg-type]
 
 
+def _worker_count(asked: int | None) -> tuple[int, bool]:
+    """(extraction processes, whether `asked` was cut): more processes than cores only add memory
+    (each holds a parser and a page) and never speed."""
+    cores = available_cores()
+    if asked is None:
+        return cores, False
+    return max(1, min(asked, cores)), asked > cores
+
+
 def _remember_library(paths: Paths) -> None:
     """Best effort: a read-only config dir must never fail a scan."""
     import json
@@ -426,20 +545,21 @@ def _remember_library(paths: Paths) -> None:
         pass
 
 
-def _stats(*paths: Path) -> list[int]:
+def _stats(*paths: Path | str) -> list[int]:
     """(size, mtime_ns) of each file, flattened; a missing file gives -1, -1."""
     out: list[int] = []
     for path in paths:
         try:
-            st = path.stat()
+            st = os.stat(path)
             out += [st.st_size, st.st_mtime_ns]
         except OSError:
             out += [-1, -1]
     return out
 
 
-def _source_stats(index_dir: Path, sid: str) -> list[int]:
-    return _stats(store.source_file(index_dir, sid), store.pages_file(index_dir, sid))
+def _source_stats(folder: str, sid: str) -> list[int]:
+    """`folder` is the index dir's sources folder, as a string: a rescan stats every source."""
+    return _stats(f"{folder}/{sid}.index.json", f"{folder}/{sid}.pages.json")
 
 
 def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
@@ -449,7 +569,7 @@ def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
             counts[e.content_type] = counts.get(e.content_type, 0) + 1
     return SourceMeta(
         source_id=sid,
-        title=(doc.title or "").strip() or change.path.stem,
+        title=(doc.title or "").strip() or shown_name(change.path.stem),
         file=r,
         path=str(change.path),
         format=doc.format,

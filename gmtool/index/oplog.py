@@ -25,7 +25,7 @@ class OpLog:
         path = logs / f"{kind}-{stamp}.log"
         try:
             logs.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8") as fh:  # a log needs no fsync, only a fresh name
+            with open(path, "x", encoding="utf-8", errors="surrogateescape") as fh:  # a log needs no fsync, only a fresh name
                 fh.write("\n".join(self.lines) + "\n")
         except OSError:
             return None

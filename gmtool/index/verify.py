@@ -12,7 +12,7 @@ from gmtool.index.discover import discover
 from gmtool.index.files import hash_file
 from gmtool.index.oplog import OpLog
 from gmtool.settings import Paths
-from gmtool.storage import layout, store
+from gmtool.storage import checksums, layout, store
 from gmtool.storage.hashing import FileStamp
 from gmtool.storage.manifest import Manifest
 
@@ -78,6 +78,10 @@ def _problems(paths: Paths) -> list[Problem]:
                 pass
         problems.append(Problem("NOT_INDEXED", rel, "the file is in the library but not indexed", _FIX))
     problems.extend(_orphans(paths, set(manifest.sources)))
+    for path in checksums.damaged(manifest.state.checksums, idx, full=True):  # every byte, every time
+        problems.append(Problem("CHECKSUM_MISMATCH", str(path),
+                                "the file does not match the checksum written with it (damaged)",
+                                "run `gmtool scan`: it writes the file again"))
     if manifest.sources:
         problems.extend(_keyword_problems(idx, manifest))
     return problems

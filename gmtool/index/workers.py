@@ -82,10 +82,12 @@ def _identify(fds: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
 
 
 def _process(doc: Document) -> Document:
-    """Classification and typed fields: the same for every format."""
+    """Classification and typed fields: the same for every format (after the cap on entries)."""
     from gmtool.index.classify import classify
+    from gmtool.index.extract.sections import cap_entries
     from gmtool.index.fields import set_fields
 
+    doc.entries = cap_entries(doc.entries, doc.warnings)
     classify(doc)
     set_fields(doc)
     return doc
@@ -189,7 +191,7 @@ def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool) -> list[
                 continue
             ranges = page_ranges(head_or_fail.pages, workers)
             if len(ranges) > 1:
-                futs = [pool.submit(extract_page_range, str(p), a, b) for a, b in ranges]
+                futs = [pool.submit(extract_page_range, str(p), a, b, head_or_fail.skip) for a, b in ranges]
                 plan.append((p, head_or_fail, futs, None))
                 continue
         plan.append((p, None, [pool.submit(_extract_job, str(p), 1, debug)], None))

@@ -109,5 +109,15 @@ def to_data(obj: Any) -> Any:
 
 
 def dumps(obj: Any, pretty: bool = True) -> str:
+    """A file name that is not UTF-8 appears in its printable form (`caf\\xe9.md`, see textnorm.shown_name)."""
     opt = orjson.OPT_INDENT_2 if pretty else 0
-    return orjson.dumps(to_data(obj), option=opt | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+    opt |= orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+    data = to_data(obj)
+    try:
+        return orjson.dumps(data, option=opt).decode()
+    except TypeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+    from gmtool.textnorm import shown_name, walk_strings
+
+    return orjson.dumps(walk_strings(data, shown_name), option=opt).decode()

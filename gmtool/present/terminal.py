@@ -13,7 +13,9 @@ from __future__ import annotations
 _C0_C1 = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]  # embeddings, overrides and isolates
 
-_ESCAPED: dict[int, str] = {c: f"\\x{c:02x}" for c in _C0_C1} | {c: f"\\u{c:04x}" for c in _BIDI}
+# the bytes of a file name that is not UTF-8 (Python's surrogate escapes), as in textnorm.shown_name
+_NAME_BYTES = {0xDC00 + b: f"\\x{b:02x}" for b in range(0x80, 0x100)}
+_ESCAPED: dict[int, str] = {c: f"\\x{c:02x}" for c in _C0_C1} | {c: f"\\u{c:04x}" for c in _BIDI} | _NAME_BYTES
 
 # One line (a title, a cell, a message): line breaks and tabs are spaces.
 _LINE: dict[int, str] = _ESCAPED | {0x09: " ", 0x0A: " ", 0x0D: " "}

@@ -18,6 +18,8 @@ from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_
 from gmtool.query.ranking import RANKING
 from gmtool.query.search import Filters, make_hits, prepare, rows_for
 from gmtool.rank.units import units
+from gmtool.storage.checksums import intact
+from gmtool.storage.layout import unit_index_file, vector_files
 from gmtool.storage.vectors import load_unit_index
 from gmtool.types import Hit, SearchResult
 
@@ -157,7 +159,13 @@ class _Dense:
         mats = []
         gids: list[int] = []
         self.missing: list[str] = []
+        self.damaged: list[str] = []  # vectors that do not match their checksums: ranked by keywords
+        sums = lib.manifest.state.checksums
         for sid in sorted(lib.metas):
+            if not all(intact(sums, lib.index_dir, p) for p in (*vector_files(lib.index_dir, sid),
+                                                                  unit_index_file(lib.index_dir, sid))):
+                self.damaged.append(sid)
+                continue
             vec = vs.load(sid, fingerprint)
             if vec is None:
                 vec = self._compatible(vs, sid, fingerprint)
@@ -329,6 +337,9 @@ def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> 
         return None
     if dense.missing:
         warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors for {', '.join(dense.missing)}; run `gmtool scan`")
+    if dense.damaged:
+        warnings.append(f"CHECKSUM_MISMATCH: the vectors of {', '.join(dense.damaged)} are damaged; their entries "
+                        "are ranked by keywords until `gmtool scan` writes them again")
     sims = dense.matrix @ np.asarray(qvec, dtype=np.float32)
     dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
     np.maximum.at(dense_ent, dense.gids, sims)

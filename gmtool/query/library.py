@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gmtool.errors import GmtoolError
 from gmtool.rank.keyword import keyword_digest
 from gmtool.storage import layout
+from gmtool.storage.checksums import intact
 from gmtool.storage.hits import HitsFile, load_hits
 from gmtool.storage.manifest import load_manifest, manifest_stamp
 from gmtool.storage.sources import SourceRecord, load_source
@@ -179,6 +180,9 @@ class Library:
                     from gmtool.rank.fuzzy import TitleMatcher
 
                     bm25_path, fuzzy_path = layout.keyword_files(self.index_dir, digest)
+                    sums = self.manifest.state.checksums
+                    if not all(intact(sums, self.index_dir, p) for p in (bm25_path, fuzzy_path)):
+                        raise ValueError("the keyword index does not match its checksums")
                     self._mapped = [(p, os.stat(p)) for p in (bm25_path, fuzzy_path)]
                     bm25 = BM25Index.load(bm25_path, mapped=True)
                     fuzzy = TitleMatcher.load(fuzzy_path, mapped=True)
@@ -238,10 +242,13 @@ class Library:
         digest = self._persisted()
         if not digest:
             return None
+        path = where(self.index_dir, digest)
+        if not intact(self.manifest.state.checksums, self.index_dir, path):
+            return None  # damaged: built from the entries instead, until a scan writes it again
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             import orjson
 
-            data = orjson.loads(where(self.index_dir, digest).read_bytes())
+            data = orjson.loads(path.read_bytes())
             if what == "fields":
                 return data if isinstance(data, list) and len(data) == self.n_docs else None
             keys = ("titles", "types", "pages", "target", "copy", "name")

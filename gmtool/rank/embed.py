@@ -30,7 +30,7 @@ from gmtool.rank.model_files import (
     resolve_tokenizer_path,
     rewrite_cache_path,
 )
-from gmtool.settings import Settings
+from gmtool.settings import Settings, available_cores
 from gmtool.storage.atomic import atomic_write  # its temp name carries the thread: a timed-out load may still write
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Embedder:
         if not self.tokenizer_file.is_file():
             raise GmtoolError("MODEL_NOT_FOUND", f"tokenizer file not found: {self.tokenizer_file}",
                               "reinstall gmtool, or point GMTOOL_TOKENIZER at a tokenizer.json")
-        self.threads = threads or _cpu_count()
+        self.threads = threads or available_cores()
         self.source_sha = file_sha256(self.source_path)
         try:
             variant = self._load(device)
@@ -321,13 +321,6 @@ def unsupported(model: Path, tokenizer: Path, exc: Exception) -> GmtoolError:
     return GmtoolError("MODEL_UNSUPPORTED",
                        f"{model} (tokenizer {tokenizer}) is not a usable sentence-embedding model: "
                        f"{type(exc).__name__}: {why}", UNSUPPORTED_HINT)
-
-
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def load_embedder(device: str = "auto", timeout_s: float | None = None,

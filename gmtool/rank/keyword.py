@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gmtool.storage import layout
+from gmtool.storage.checksums import Checksums, forget_folder, intact, record
 from gmtool.types import Entry, SourceMeta
 
 if TYPE_CHECKING:
@@ -63,6 +64,22 @@ def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
     return bm25, fuzzy
 
 
+# A source with less text than this is tokenized again when the keyword index is built rather than
+# cached: reading an .npz back costs more than tokenizing ~4,000 characters (about 1 ms), and a
+# library of 100,000 one-line notes would otherwise write and read 100,000 cache files.
+TOKEN_CACHE_MIN_CHARS = 4_000
+
+
+def worth_caching(entries: list[Entry]) -> bool:
+    """Whether a source's tokens are worth a cache file (see TOKEN_CACHE_MIN_CHARS)."""
+    total = 0
+    for e in entries:
+        total += len(e.title) + len(e.body)
+        if total >= TOKEN_CACHE_MIN_CHARS:
+            return True
+    return False
+
+
 def _token_cache(index_dir: Path, sid: str, meta: SourceMeta) -> Path:
     """Keyed by everything that makes the entries: the file's hash and when it was extracted."""
     key = hashlib.sha1(f"{meta.sha256}:{meta.entry_count}:{meta.indexed_at}".encode()).hexdigest()[:16]
@@ -88,7 +105,7 @@ def tokenize_entries(entries: list[Entry]) -> dict[str, Tokenized]:
     return {name: tokenize_block(texts) for name, texts in _keyword_fields(entries).items()}
 
 
-def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized]) -> None:
+def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tokenized], durable: bool = True) -> Path:
     import io
 
     import numpy as np
@@ -102,15 +119,22 @@ def save_tokens(index_dir: Path, sid: str, meta: SourceMeta, toks: dict[str, Tok
     np.savez(buf, **arrays)  # type: ignore[arg-type]
     from gmtool.storage import store
 
-    store.atomic_write(_token_cache(index_dir, sid, meta), buf.getvalue())
+    path = _token_cache(index_dir, sid, meta)
+    store.atomic_write(path, buf.getvalue(), durable)
+    return path
 
 
-def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry]) -> dict[str, Tokenized]:
-    """A source's title and body tokens: from its cache, else tokenized now and cached."""
-    toks = load_tokens(index_dir, sid, meta)
+def _source_tokens(index_dir: Path, sid: str, meta: SourceMeta, entries: list[Entry],
+                   sums: Checksums) -> dict[str, Tokenized]:
+    """A source's title and body tokens: from its cache (when it matches its checksum), else tokenized
+    now (and cached, unless small)."""
+    if not worth_caching(entries):
+        return tokenize_entries(entries)
+    cache = _token_cache(index_dir, sid, meta)
+    toks = load_tokens(index_dir, sid, meta) if intact(sums, index_dir, cache) else None
     if toks is None or len(toks["title"].lengths) != len(entries):
         toks = tokenize_entries(entries)
-        save_tokens(index_dir, sid, meta, toks)
+        record(sums, index_dir, save_tokens(index_dir, sid, meta, toks))
     return toks
 
 
@@ -156,7 +180,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         systems.extend(system for _ in entries)
         ends.extend(len(titles) - len(entries) + end for end in subtree_ends([e.parent for e in entries]))
         targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
-        toks = _source_tokens(index_dir, sid, meta, entries)
+        toks = _source_tokens(index_dir, sid, meta, entries, manifest.state.checksums)
         for f in blocks:
             blocks[f].append(toks[f])
         keep.add(_token_cache(index_dir, sid, meta).name)
@@ -173,6 +197,10 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     # parses the rest alone.
     store.atomic_write(fields_file, store.dumps(table.pop("fields")))
     store.atomic_write(docs, store.dumps(table))
+    sums = manifest.state.checksums
+    forget_folder(sums, layout.KEYWORD_DIR)
+    forget_folder(sums, layout.TOKENS_DIR, keep)  # the caches `_prune` deleted
+    record(sums, index_dir, bm25_path, fuzzy_path, docs, fields_file)
     manifest.state.keyword = digest
     store.save_manifest(index_dir, manifest)
     _prune(index_dir, kdir, {p.name for p in (bm25_path, fuzzy_path, docs, fields_file)})

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 from gmtool.errors import UsageError
-from gmtool.storage.atomic import atomic_write, is_temp_name
+from gmtool.storage.atomic import atomic_write, is_temp_name, read_only_is_coded
 
 MARKER = ".gmtool-index"
 MANIFEST = "manifest.json"
@@ -144,9 +144,23 @@ def has_marker(index_dir: Path) -> bool:
     return (index_dir / MARKER).is_file()
 
 
+def _our_manifest(path: Path) -> bool:
+    """A `manifest.json` that gmtool wrote: another tool's (a web app's, a package's) has the same
+    name but not gmtool's keys."""
+    import orjson
+
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and {"format_version", "gmtool_version", "sources"} <= data.keys()
+
+
 def _looks_like_ours(index_dir: Path) -> bool:
     """A folder without the marker that holds only gmtool's names (an index of gmtool 0.1,
     or one whose marker was lost) is adopted; anything else is someone else's."""
+    if (index_dir / MANIFEST).exists() and not _our_manifest(index_dir / MANIFEST):
+        return False
     for entry in os.scandir(index_dir):
         if entry.is_dir(follow_symlinks=False) and entry.name in _OWNED:
             inner = Path(entry.path)
@@ -165,12 +179,30 @@ def not_ours(index_dir: Path) -> UsageError:
     )
 
 
+def not_a_folder(index_dir: Path) -> UsageError:
+    return UsageError(
+        "INDEX_DIR_NOT_A_FOLDER",
+        f"the index folder {index_dir} is a file or a device, not a folder",
+        "point GMTOOL_INDEX_DIR at a folder (or unset it: the default is LIBRARY/.gmtool)",
+    )
+
+
+def check_folder(index_dir: Path) -> None:
+    """INDEX_DIR_NOT_A_FOLDER when the index dir, or a folder above it, is a file or a device."""
+    for folder in (index_dir, *index_dir.parents):
+        if os.path.lexists(folder):
+            if not folder.is_dir():
+                raise not_a_folder(folder if folder == index_dir else index_dir)
+            return
+
+
 def claim(index_dir: Path) -> None:
     """Writers only, before they touch the folder: create it with its marker, or check that it
-    is ours; INDEX_DIR_NOT_OURS (exit 2) for a non-empty folder that is not."""
-    if index_dir.exists() and not index_dir.is_dir():
-        raise not_ours(index_dir)
-    index_dir.mkdir(parents=True, exist_ok=True)
+    is ours; INDEX_DIR_NOT_OURS (exit 2) for a non-empty folder that is not, and
+    INDEX_DIR_NOT_A_FOLDER for a file or a device."""
+    check_folder(index_dir)
+    with read_only_is_coded(index_dir):
+        index_dir.mkdir(parents=True, exist_ok=True)
     if has_marker(index_dir):
         return
     if not _looks_like_ours(index_dir):
@@ -178,15 +210,23 @@ def claim(index_dir: Path) -> None:
     atomic_write(index_dir / MARKER, _MARKER_TEXT)
 
 
+def owned_names(index_dir: Path) -> list[tuple[str, str]]:
+    """(folder, name) of every file of ours under the index dir (the lock and the marker included),
+    matched on the names alone: an index of 100,000 sources holds 400,000 files, and a Path for each
+    would cost a rescan seconds."""
+    out: list[tuple[str, str]] = []
+    for folder, pattern in _OWNED.items():
+        base = os.path.join(index_dir, folder) if folder else str(index_dir)
+        owned = re.compile(pattern)
+        with contextlib.suppress(OSError), os.scandir(base) as entries:
+            out.extend((folder, e.name) for e in entries
+                       if (is_temp_name(e.name) or owned.match(e.name)) and e.is_file(follow_symlinks=False))
+    return sorted(out)
+
+
 def owned_files(index_dir: Path) -> list[Path]:
     """Every file of ours under the index dir (the lock and the marker included)."""
-    out: list[Path] = []
-    for folder in _OWNED:
-        base = index_dir / folder if folder else index_dir
-        with contextlib.suppress(OSError):
-            out.extend(Path(e.path) for e in os.scandir(base) if e.is_file(follow_symlinks=False)
-                       and is_ours(Path(e.path), index_dir))
-    return sorted(out)
+    return [index_dir / folder / name if folder else index_dir / name for folder, name in owned_names(index_dir)]
 
 
 def clean(index_dir: Path) -> list[Path]:

@@ -13,15 +13,20 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gmtool.errors import IndexError_
+from gmtool.storage.atomic import read_only_is_coded
 from gmtool.storage.layout import claim, lock_path
 
 _POLL_S = 0.1
 _STALE_RECHECK_S = 0.3  # a dead pid must stay in the file this long before the lock is broken
+WAIT_NOTICE_S = 10.0  # a waiting writer says so at once, then again this often
+
+# (pid of the writer holding the lock or None, when it took it (epoch s) or None, seconds waited)
+WaitNotice = Callable[[int | None, float | None, float], None]
 
 
 @dataclass(slots=True)
@@ -76,6 +81,14 @@ def stale_lock(index_dir: Path) -> int | None:
     return pid if pid is not None and not pid_alive(pid) else None
 
 
+def writer_since(index_dir: Path) -> float | None:
+    """When the writer now named in the lock file took the lock (the file's mtime: it writes its pid then)."""
+    try:
+        return lock_path(index_dir).stat().st_mtime
+    except OSError:
+        return None
+
+
 def stale_lock_message(pid: int) -> str:
     return f"the writer lock names pid {pid}, which is no longer running (a killed scan)"
 
@@ -112,8 +125,10 @@ def _locked(index_dir: Path) -> IndexError_:
 
 
 @contextlib.contextmanager
-def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> Iterator[HeldLock]:
-    """Take the writer lock (after `claim`ing the folder); INDEX_LOCKED when busy and not waiting."""
+def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0,
+                on_wait: WaitNotice | None = None) -> Iterator[HeldLock]:
+    """Take the writer lock (after `claim`ing the folder); INDEX_LOCKED when busy and not waiting.
+    While it waits, `on_wait` hears who holds the lock at once and every WAIT_NOTICE_S after."""
     from filelock import FileLock, Timeout
 
     claim(index_dir)
@@ -127,11 +142,14 @@ def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> I
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
 
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = start + timeout
+    told = -WAIT_NOTICE_S
     while True:
         lock = FileLock(str(path), preserve_lock_file=True, on_acquired=record_pid)
         try:
-            lock.acquire(timeout=_POLL_S if wait else 0, poll_interval=_POLL_S)
+            with read_only_is_coded(index_dir):
+                lock.acquire(timeout=_POLL_S if wait else 0, poll_interval=_POLL_S)
             break
         except Timeout:
             orphan = _orphaned(index_dir)
@@ -140,8 +158,12 @@ def writer_lock(index_dir: Path, wait: bool = True, timeout: float = 600.0) -> I
                 held.warnings.append(f"STALE_LOCK: took over the writer lock from pid {orphan}, "
                                      "which died while its workers still held it")
                 continue
-            if not wait or time.monotonic() > deadline:
+            now = time.monotonic()
+            if not wait or now > deadline:
                 raise _locked(index_dir) from None
+            if on_wait is not None and now - start - told >= WAIT_NOTICE_S:
+                told = now - start
+                on_wait(active_writer(index_dir), writer_since(index_dir), told)
     dead = _pid_in(before[-1] if before else b"")
     if dead is not None and not pid_alive(dead) and not held.warnings:
         held.warnings.append(f"STALE_LOCK: took over the writer lock from pid {dead}, which died while writing")

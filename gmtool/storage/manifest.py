@@ -7,7 +7,7 @@ It is replaced last in every write, so it only ever names files that exist and m
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,11 @@ import orjson
 from gmtool import __version__
 from gmtool.errors import GmtoolError, IndexError_
 from gmtool.storage.atomic import atomic_write
+from gmtool.storage.checksums import Checksums
+from gmtool.storage.checksums import valid as valid_checksum
 from gmtool.storage.hashing import FileStamp
-from gmtool.storage.layout import manifest_path
+from gmtool.storage.layout import check_folder, manifest_path
+from gmtool.textnorm import shown_name, walk_strings
 from gmtool.types import SourceMeta
 
 # Bump when a stored file changes shape so old readers cannot read it; loaders then answer
@@ -26,8 +29,63 @@ from gmtool.types import SourceMeta
 FORMAT_VERSION = 1
 
 
+_OPTS = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+# A library file whose name is not UTF-8 has a name with lone surrogates (see textnorm.shown_name),
+# which JSON cannot hold. Such a document is written with every surrogate U+DC80..U+DCFF moved to
+# the private-use code point _PRIVATE + its byte, any private-use code point of that block a
+# string holds already kept behind _PRIVATE itself, and _ESCAPED_KEY set: the loader reverses it,
+# so every name comes back exactly (and `library / meta.file` opens the file again).
+_PRIVATE = 0xF0000
+_ESCAPED_KEY = "names_escaped"
+
+
+def _escape(s: str) -> str:
+    out: list[str] = []
+    for ch in s:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            ch = chr(_PRIVATE + o - 0xDC00)
+        elif _PRIVATE <= o <= _PRIVATE + 0xFF:
+            out.append(chr(_PRIVATE))
+        out.append(ch)
+    return "".join(out)
+
+
+def _unescape(s: str) -> str:
+    if not any(_PRIVATE <= ord(ch) <= _PRIVATE + 0xFF for ch in s):
+        return s
+    out: list[str] = []
+    chars = iter(s)
+    for ch in chars:
+        o = ord(ch)
+        if o == _PRIVATE:
+            out.append(next(chars, ""))
+        elif _PRIVATE < o <= _PRIVATE + 0xFF:
+            out.append(chr(o - _PRIVATE + 0xDC00))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+    """orjson; a dict holding a surrogate-escaped file name is escaped losslessly (see above),
+    anything else with one gets the printable form."""
+    try:
+        return orjson.dumps(obj, option=_OPTS)
+    except TypeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+    if isinstance(obj, dict):
+        return orjson.dumps({**walk_strings(obj, _escape), _ESCAPED_KEY: True}, option=_OPTS)  # type: ignore[dict-item]
+    return orjson.dumps(walk_strings(obj, shown_name), option=_OPTS)
+
+
+def loads(raw: bytes) -> Any:
+    """The reverse of `dumps` (orjson, then the names of an escaped document restored)."""
+    data = orjson.loads(raw)
+    if isinstance(data, dict) and data.pop(_ESCAPED_KEY, False):
+        return walk_strings(data, _unescape)
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +113,7 @@ class IndexState:
     keyword: str | None = None  # digest of the keyword matrices on disk
     keyword_stat: list[int] | None = None  # their (size, mtime_ns) when written
     embed_stamp: str | None = None  # sources + model + device of the last complete embedding
+    checksums: Checksums = field(default_factory=dict)  # index file -> [size, mtime_ns, digest] (storage.checksums)
 
     def forget(self, sid: str) -> None:
         self.files.pop(sid, None)
@@ -68,6 +127,7 @@ class IndexState:
             "keyword": self.keyword,
             "keyword_stat": self.keyword_stat,
             "embed_stamp": self.embed_stamp,
+            "checksums": dict(sorted(self.checksums.items())),
         }
 
     @classmethod
@@ -86,6 +146,7 @@ class IndexState:
         state.keyword = raw.get("keyword") if isinstance(raw.get("keyword"), str) else None
         state.keyword_stat = raw.get("keyword_stat") if _ints(raw.get("keyword_stat")) else None
         state.embed_stamp = raw.get("embed_stamp") if isinstance(raw.get("embed_stamp"), str) else None
+        state.checksums = {k: v for k, v in _dict(raw.get("checksums")).items() if valid_checksum(v)}
         return state
 
 
@@ -114,7 +175,7 @@ class Manifest:
                 "gmtool_version": __version__,
                 "generation": self.generation,
                 "written_at": time.time(),
-                "sources": {k: asdict(v) for k, v in sorted(self.sources.items())},
+                "sources": dict(sorted(self.sources.items())),  # orjson writes a dataclass as asdict would
                 "state": self.state.to_json(),
             }
         )
@@ -125,14 +186,15 @@ def load_manifest(index_dir: Path) -> Manifest:
     path = manifest_path(index_dir)
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        check_folder(index_dir)  # GMTOOL_INDEX_DIR naming a file or a device: say so
         raise IndexError_(
             "INDEX_NOT_FOUND",
             f"no index at {index_dir}",
             "run `gmtool scan DIR` on your rulebook folder first (or pass --library DIR)",
         ) from None
     try:
-        data = orjson.loads(raw)
+        data = loads(raw)
         if data.get("format_version") != FORMAT_VERSION:
             raise IndexError_(
                 "INDEX_VERSION",

@@ -23,17 +23,18 @@ import orjson
 from gmtool import __version__
 from gmtool.errors import IndexError_
 from gmtool.storage.atomic import atomic_write, is_temp_name, no_space_is_disk_full, temp_name
-from gmtool.storage.hits import load_hits, save_hits
+from gmtool.storage.hits import HITS_MIN_ENTRIES, load_hits, save_hits
 from gmtool.storage.layout import (
+    SOURCES_DIR,
     hits_file,
-    owned_files,
+    owned_names,
     pages_file,
     prev_file,
     source_file,
     unit_index_file,
     vector_files,
 )
-from gmtool.storage.manifest import FORMAT_VERSION, Manifest, dumps
+from gmtool.storage.manifest import FORMAT_VERSION, Manifest, dumps, loads
 from gmtool.types import Document, Entry, SourceMeta
 
 
@@ -61,18 +62,18 @@ def _keep_prev(path: Path) -> bool:
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     try:
-        os.link(path, tmp)
-    except FileNotFoundError:
-        return False
-    except OSError:  # no hard links on this file system: copy
-        try:
-            with no_space_is_disk_full(prev):
+        with no_space_is_disk_full(prev):
+            try:
+                os.link(path, tmp)
+            except FileNotFoundError:
+                return False
+            except OSError:  # no hard links on this file system: copy
                 shutil.copyfile(path, tmp)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-    os.replace(tmp, prev)
+            os.replace(tmp, prev)  # a rename can fail on a full disk too: never leave the temp file
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return True
 
 
@@ -101,7 +102,7 @@ def load_pages(index_dir: Path, source_id: str, sha256: str) -> list[str]:
     return texts or []
 
 
-def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
+def save_source(index_dir: Path, meta: SourceMeta, doc: Document, durable: bool = True) -> None:
     payload = {
         "format_version": FORMAT_VERSION,
         "gmtool_version": __version__,
@@ -114,24 +115,40 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document) -> None:
     for path, data in ((pages_file(index_dir, meta.source_id), pages), (source_file(index_dir, meta.source_id), payload)):
         kept = _keep_prev(path)
         try:
-            atomic_write(path, dumps(data))
+            atomic_write(path, dumps(data), durable)
         except BaseException:
             if kept:  # `path` is still the version the manifest names: no copy needed
                 prev_file(path).unlink(missing_ok=True)
             raise
     # Last: until the manifest names the new version, readers find the new hits file's hash
     # wrong and read the full index file (or, before this write, the old hits file, still right).
-    save_hits(index_dir, meta.source_id, meta.sha256, doc.entries, doc.page_labels)
+    if len(doc.entries) >= HITS_MIN_ENTRIES:
+        save_hits(index_dir, meta.source_id, meta.sha256, doc.entries, doc.page_labels, durable)
+    else:
+        hits_file(index_dir, meta.source_id).unlink(missing_ok=True)
 
 
 def ensure_hits(index_dir: Path, meta: SourceMeta) -> bool:
     """Writers, for a source kept as it is: write its hits file when it is missing or stale (an
     index of an older gmtool), from the full index file. True when it was written."""
-    if load_hits(index_dir, meta.source_id, meta.sha256, meta.entry_count) is not None:
+    if meta.entry_count < HITS_MIN_ENTRIES or load_hits(index_dir, meta.source_id, meta.sha256,
+                                                        meta.entry_count) is not None:
         return False
     rec = load_source(index_dir, meta.source_id, meta.sha256, fallback=False)
     save_hits(index_dir, meta.source_id, meta.sha256, rec.entries, rec.page_labels)
     return True
+
+
+def roll_back(index_dir: Path, source_id: str, known: bool) -> None:
+    """The manifest naming a new version could not be written (a full disk): put back the version it
+    still names, kept beside it, or (`known` False: a source it never named) remove the new files."""
+    if not known:
+        remove_source(index_dir, source_id)
+        return
+    for path in (source_file(index_dir, source_id), pages_file(index_dir, source_id)):
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(prev_file(path), path)
+    hits_file(index_dir, source_id).unlink(missing_ok=True)  # the next writer writes it again
 
 
 def drop_prev(index_dir: Path, source_id: str) -> None:
@@ -174,7 +191,7 @@ def _load_source_at(path: Path, source_id: str, expect_sha: str | None) -> Sourc
             "INDEX_MISSING", f"index file for '{source_id}' is missing", "run `gmtool scan` to rebuild it"
         ) from None
     try:
-        data = orjson.loads(raw)
+        data = loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not an object")
     except ValueError:
@@ -218,20 +235,21 @@ def _sound(path: Path, source_id: str, sha256: str) -> bool:
     return True
 
 
-def leftover(path: Path, index_dir: Path, manifest: Manifest) -> bool:
+def _leftover(folder: str, name: str, index_dir: Path, manifest: Manifest) -> bool:
     """A file of ours that a killed run left behind: a temp file, an index file of a source the
     manifest does not name, or a kept previous version, except where the kept one is what the
-    manifest names and the current file is not."""
-    if is_temp_name(path.name):
+    manifest names and the current file is not. Decided on the name alone for all but the last."""
+    if is_temp_name(name):
         return True
-    if path.parent != source_file(index_dir, "x").parent:
+    if folder != SOURCES_DIR:
         return False
-    sid, _, rest = path.name.partition(".")
+    sid, _, rest = name.partition(".")
     meta = manifest.sources.get(sid)
     if meta is None:
         return True
     if not rest.startswith("prev."):
         return False
+    path = index_dir / folder / name
     cur = path.with_name(f"{sid}.{rest[len('prev.'):]}")
     return _sound(cur, sid, meta.sha256) or not _sound(path, sid, meta.sha256)
 
@@ -239,8 +257,9 @@ def leftover(path: Path, index_dir: Path, manifest: Manifest) -> bool:
 def sweep(index_dir: Path, manifest: Manifest) -> list[Path]:
     """Writers only, under the lock: delete what killed runs left behind (only our own files)."""
     removed: list[Path] = []
-    for path in owned_files(index_dir):
-        if leftover(path, index_dir, manifest):
+    for folder, name in owned_names(index_dir):
+        if _leftover(folder, name, index_dir, manifest):  # a Path only for what goes: there may be 400,000
+            path = index_dir / folder / name if folder else index_dir / name
             with contextlib.suppress(OSError):
                 path.unlink()
                 removed.append(path)

@@ -13,7 +13,7 @@ names they use. Each name lives in the module named for what it holds:
 
 from __future__ import annotations
 
-from gmtool.storage.atomic import atomic_write, is_temp_name
+from gmtool.storage.atomic import atomic_write, is_temp_name, sync_files
 from gmtool.storage.hashing import FileStamp, file_sha256
 from gmtool.storage.hits import HitsFile, load_hits
 from gmtool.storage.layout import (
@@ -50,6 +50,7 @@ from gmtool.storage.sources import (
     load_source,
     pages_sound,
     remove_source,
+    roll_back,
     save_source,
     sweep,
 )
@@ -60,6 +61,6 @@ __all__ = [
     "ensure_hits", "file_sha256", "has_marker", "is_temp_name", "load_hits", "load_manifest",
     "load_manifest_or_empty", "load_pages",
     "load_source", "lock_path", "manifest_path", "manifest_stamp", "pages_file", "pages_sound", "prev_file",
-    "remove_source", "save_manifest", "save_source", "source_file", "stale_lock", "stale_lock_message", "sweep",
+    "remove_source", "roll_back", "save_manifest", "save_source", "source_file", "stale_lock", "stale_lock_message", "sweep", "sync_files",
     "writer_lock",
 ]

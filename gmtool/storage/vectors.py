@@ -38,6 +38,7 @@ class VectorStore:
     def __init__(self, index_dir: Path) -> None:
         self.index_dir = Path(index_dir)
         self.dir = vectors_dir(self.index_dir)
+        self.written: list[Path] = []  # files this store wrote, for the writer to checksum
 
     def _paths(self, source_id: str) -> tuple[Path, Path]:
         return vector_files(self.index_dir, source_id)
@@ -120,6 +121,7 @@ class VectorStore:
         # vectors first, keys last: a crash in between leaves a checksum mismatch that load() rejects
         atomic_write_with(npy, lambda fh: np.save(fh, arr, allow_pickle=False))
         atomic_write(keys_path, orjson.dumps(meta))
+        self.written += [npy, keys_path]
 
     def remove(self, source_id: str) -> None:
         for path in self._paths(source_id):
@@ -134,10 +136,12 @@ def has_vectors(index_dir: Path) -> bool:
     return any(vectors_dir(index_dir).glob("*.npy"))
 
 
-def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> None:
+def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> Path:
     """Which entry each vector belongs to, so a query never has to rebuild the windows."""
     digest = section_key("\x1f".join(texts))
-    atomic_write(unit_index_file(index_dir, sid), orjson.dumps({"digest": digest, "idx": idx}))
+    path = unit_index_file(index_dir, sid)
+    atomic_write(path, orjson.dumps({"digest": digest, "idx": idx}))
+    return path
 
 
 def has_unit_index(index_dir: Path, sid: str) -> bool:

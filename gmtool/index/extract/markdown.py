@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gmtool.index.extract.sections import EntryList
+from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
 from gmtool.index.files import read_text
+from gmtool.textnorm import shown_name
 from gmtool.types import Document, Entry
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -102,13 +103,17 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
     return 0, None
 
 
-def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str | None]:
+def parse_markdown(text: str, name: str | None = None,
+                   warnings: list[str] | None = None) -> tuple[list[Entry], str | None]:
     """Entries (with bodies) and a document title from Markdown source. Text before the first
     heading (all of it, in a file without headings) is an entry titled by the front matter's
-    title or by `name` (the file's stem), so no readable text is left out of the index."""
+    title or by `name` (the file's stem), so no readable text is left out of the index.
+    Headings past MAX_ENTRIES are counted, not kept (the text from the first of them on is not
+    indexed), with an ENTRIES_CAPPED warning in `warnings`."""
     lines = text.split("\n")
     start, title = _front_matter(lines)
     headings: list[tuple[int, int, str, int]] = []  # (line index, level, title, first body line)
+    dropped, stop = 0, len(lines)  # headings past the cap, and the line of the first of them
     fence: str | None = None
     prev_para = False  # the previous line is paragraph text that a setext underline could promote
     for i in range(start, len(lines)):
@@ -127,7 +132,11 @@ def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str
         if m:
             raw = _ATX_CLOSE.sub("", m.group(2) or "")
             if raw.strip("# \t"):
-                headings.append((i, len(m.group(1)), raw, i + 1))
+                if len(headings) >= MAX_ENTRIES:
+                    stop = min(stop, i)
+                    dropped += 1
+                else:
+                    headings.append((i, len(m.group(1)), raw, i + 1))
             prev_para = False
             continue
         s = _SETEXT.match(line)
@@ -138,7 +147,11 @@ def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str
             and (s.group(1)[0] == "=" or len(s.group(1)) >= 2)
             and (i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1][0] == i - 2))
         ):
-            headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
+            if len(headings) >= MAX_ENTRIES:
+                stop = min(stop, i - 1)
+                dropped += 1
+            else:
+                headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
             prev_para = False
             continue
         stripped = line.strip()
@@ -149,11 +162,13 @@ def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str
             and not line.startswith(("    ", "\t"))
         )
 
+    if dropped and warnings is not None:
+        warnings.append(entries_capped(len(headings) + dropped, len(headings), "headings"))
     out = EntryList("markdown")
-    first = headings[0][0] if headings else len(lines)
+    first = headings[0][0] if headings else stop
     out.add_preamble(title or name or "Notes", clean_body(lines[start:first]), start + 1)
     for n, (idx, level, raw, body_start) in enumerate(headings):
-        body_end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        body_end = headings[n + 1][0] if n + 1 < len(headings) else stop
         out.add(clean_inline(raw) or raw.strip(), level, clean_body(lines[body_start:body_end]), idx + 1,
                 body_line=body_start + 1)
     entries = out.entries
@@ -173,5 +188,7 @@ def extract_markdown(path: Path) -> Document:
     """Extract a Markdown file's headings and sections."""
     path = Path(path)
     text = read_text_file(path)
-    entries, title = parse_markdown(text, path.stem)
-    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text], lines=text.count("\n") + 1)
+    warnings: list[str] = []
+    entries, title = parse_markdown(text, shown_name(path.stem), warnings)
+    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text], lines=text.count("\n") + 1,
+                    warnings=warnings)

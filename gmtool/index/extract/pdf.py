@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gmtool.errors import ExtractError
@@ -72,8 +72,13 @@ def _outline(doc):
     return items
 
 
+# A page label longer than this is not a label (`/St 999999999` with roman numerals makes one of
+# a million characters): the page's number stands in for it.
+MAX_LABEL_CHARS = 24
+
+
 def _labels(doc, n: int) -> list[str] | None:
-    labels = [doc.get_page_label(i) or "" for i in range(n)]
+    labels = [lb if len(lb := doc.get_page_label(i) or "") <= MAX_LABEL_CHARS else str(i + 1) for i in range(n)]
     if not any(labels):
         return None
     return [lb or str(i + 1) for i, lb in enumerate(labels)]
@@ -89,17 +94,17 @@ def page_ranges(n: int, workers: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _read_pages(path: Path, n: int, workers: int):
+def _read_pages(path: Path, n: int, workers: int, skip: dict[int, str]):
     from gmtool.index.extract.pdf_layout import extract_page_range
 
     ranges = page_ranges(n, workers)
     if len(ranges) == 1:
-        return extract_page_range(str(path), 0, n)
+        return extract_page_range(str(path), 0, n, skip)
     from gmtool.index.pool import process_pool
 
     pages = []
     with process_pool(min(workers, len(ranges))) as pool:
-        futs = [pool.submit(extract_page_range, str(path), a, b) for a, b in ranges]
+        futs = [pool.submit(extract_page_range, str(path), a, b, skip) for a, b in ranges]
         for f in futs:
             pages.extend(f.result())
     return pages
@@ -113,6 +118,7 @@ class PdfHead:
     title: str | None
     outline: list[tuple[str, int, int, float | None]]
     labels: list[str] | None
+    skip: dict[int, str] = field(default_factory=dict)  # 0-based page -> why it is not read (pdf_streams)
 
 
 def page_count(path: Path) -> int:
@@ -125,15 +131,19 @@ def page_count(path: Path) -> int:
 
 
 def read_head(path: Path) -> PdfHead:
-    """Open the PDF (raising PDF_ENCRYPTED / PDF_CORRUPT) and read its outline, labels and title."""
+    """Open the PDF (raising PDF_ENCRYPTED / PDF_CORRUPT) and read its outline, labels and title,
+    and which pages are over the stream budget (CONTENT_TOO_LARGE for the whole book)."""
+    from gmtool.index.extract.pdf_streams import pages_to_skip
+
     path = Path(path)
+    skip = pages_to_skip(path)
     doc = _open(path)
     try:
         n = len(doc)
         if n == 0:
             raise ExtractError("PDF_CORRUPT", f"{path.name}: the PDF has no pages", "re-export the PDF")
         title = (doc.get_metadata_dict().get("Title") or "").strip() or None
-        return PdfHead(n, title, _outline(doc), _labels(doc, n))
+        return PdfHead(n, title, _outline(doc), _labels(doc, n), skip)
     finally:
         doc.close()
 
@@ -142,7 +152,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
     """Read one PDF into a Document (see gmtool.types); raises ExtractError."""
     path = Path(path)
     head = read_head(path)
-    return assemble(path, head, _read_pages(path, head.pages, workers))
+    return assemble(path, head, _read_pages(path, head.pages, workers, head.skip))
 
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
@@ -168,7 +178,12 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         heights[i] = h
     outline = [OutlineItem(t, lvl, pg, (heights[pg] - y) if y is not None and pg in heights else None) for t, lvl, pg, y in raw_outline if pg < n]
     # a page skipped as too dense has a text layer: it is not reported as missing one
-    empty = [i + 1 for i, (_, _, lines) in enumerate(pages) if not lines and not getattr(lines, "plain", 0)]
+    skipped = [(i + 1, lines.skipped) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "skipped", "")]
+    empty = [i + 1 for i, (_, _, lines) in enumerate(pages)
+             if not lines and not getattr(lines, "plain", 0) and not getattr(lines, "skipped", "")]
+    if len(skipped) == n:
+        raise ExtractError("PAGES_UNREADABLE", f"{Path(path).name}: none of its {n} pages could be read "
+                           f"(page 1: {skipped[0][1]})", "re-export the PDF (e.g. qpdf in.pdf out.pdf)")
     if len(empty) == n:
         raise ExtractError(
             "NO_TEXT_LAYER",
@@ -199,6 +214,10 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]
     if empty:
         warnings.append(f"{len(empty)} of {n} pages have no text layer")
+    for why in dict.fromkeys(w for _, w in skipped):  # one warning per reason, not per page
+        pgs = [pg for pg, w in skipped if w == why]
+        shown = ", ".join(map(str, pgs[:10])) + (f" and {len(pgs) - 10} more" if len(pgs) > 10 else "")
+        warnings.append(f"PAGE_SKIPPED: {len(pgs)} page(s) not indexed ({shown}): {why}")
     for pg, objects in plain:
         if objects > 0:
             warnings.append(f"page {pg} has {objects} objects: read as plain text, without headings")

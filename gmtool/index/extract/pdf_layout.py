@@ -120,10 +120,12 @@ _PLAIN_SIZE = 10.0
 class PageLines(list[Line]):
     """A page's lines; `plain` is its object count when it was read as plain text (too many
     objects), minus that count when it was not read at all (far too many). `rules` holds the
-    boxes of its path objects (see page_spans), for the ruled-table finder."""
+    boxes of its path objects (see page_spans), for the ruled-table finder. `skipped` says why a
+    page was not read at all (over a budget, or unreadable), for the book's warnings."""
 
     plain: int = 0
     rules: tuple = ()
+    skipped: str = ""
 
 
 # pdfium's page object type of a path (a rule, a box, a shape)
@@ -414,8 +416,22 @@ def _make_line(group: list) -> Line:
     return Line(top, bottom, base, x0, x1, size, chars > 0 and bold_chars * 2 > chars, lead_bold, group[0][1], text, soft, lead, cells)
 
 
-def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, float, list[Line]]]:
-    """Open the PDF and lay out pages [start, stop): (width, height, lines) per page."""
+def _skipped(doc, i: int, why: str) -> tuple[float, float, list[Line]]:
+    """A page left out: its size where pdfium knows it without loading the page."""
+    lines = PageLines()
+    lines.skipped = why
+    try:
+        w, h = doc.get_page_size(i)
+    except Exception:  # noqa: BLE001 - a page that is not there has no size either
+        w, h = 612.0, 792.0
+    return w, h, lines
+
+
+def extract_page_range(path: str, start: int, stop: int,
+                       skip: dict[int, str] | None = None) -> list[tuple[float, float, list[Line]]]:
+    """Open the PDF and lay out pages [start, stop): (width, height, lines) per page. A page in
+    `skip` (over the stream budget) is not loaded, and a page pdfium cannot load (a `/Count` that
+    promises more pages than the tree holds) is left out alone, not the book."""
     import pypdfium2 as pdfium
     from pypdfium2 import raw
 
@@ -424,7 +440,14 @@ def extract_page_range(path: str, start: int, stop: int) -> list[tuple[float, fl
     cache: dict = {}
     try:
         for i in range(start, stop):
-            page = doc[i]
+            if skip and i in skip:
+                out.append(_skipped(doc, i, skip[i]))
+                continue
+            try:
+                page = doc[i]
+            except pdfium.PdfiumError as exc:
+                out.append(_skipped(doc, i, f"pdfium cannot load it ({exc})"))
+                continue
             try:
                 out.append(_read_page(page, raw, cache))
             finally:

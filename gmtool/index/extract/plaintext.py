@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gmtool.index.extract.markdown import read_text_file
 from gmtool.index.extract.sections import EntryList
+from gmtool.textnorm import shown_name
 from gmtool.types import Document, Entry
 
 _MINOR = frozenset(
@@ -161,4 +162,4 @@ def extract_text(path: Path) -> Document:
     """Extract a plain-text file's guessed headings and sections."""
     path = Path(path)
     text = read_text_file(path)
-    return Document(format="txt", title=None, pages=1, entries=parse_text(text, path.stem), page_texts=[text], lines=text.count("\n") + 1)
+    return Document(format="txt", title=None, pages=1, entries=parse_text(text, shown_name(path.stem)), page_texts=[text], lines=text.count("\n") + 1)

@@ -16,6 +16,10 @@ from gmtool.types import Entry
 # of at most this many characters, all searchable; `show` on the section prints them all.
 # 200k characters is ~30,000 words, longer than any single rule section in the corpus.
 MAX_ENTRY_CHARS = 200_000
+# Entries one book may have. The corpus' largest book has about 5,000; a file of a million `# H`
+# lines (9.9 MB) took 5.3 GB to index and wrote a 509 MB index. Past the cap the book is indexed up
+# to it, with an ENTRIES_CAPPED warning; a scan of such a file stays under 400 MB (bench/memory.py).
+MAX_ENTRIES = 25_000
 # The split looks back this far for a paragraph, a line or a word boundary to cut at.
 _CUT_WINDOW = 2_000
 
@@ -43,6 +47,20 @@ def body_chunks(body: str, limit: int = MAX_ENTRY_CHARS) -> list[tuple[int, str]
     if pos < n:
         out.append((pos, body[pos:].strip()))
     return [c for c in out if c[1]]
+
+
+def entries_capped(found: int, kept: int, what: str = "entries") -> str:
+    """The warning of a book cut at MAX_ENTRIES (the indexer reports it with the file's name)."""
+    return f"ENTRIES_CAPPED: {found:,} {what}, more than one book may hold; the first {kept:,} are indexed"
+
+
+def cap_entries(entries: list[Entry], warnings: list[str]) -> list[Entry]:
+    """`entries` cut at MAX_ENTRIES (parents always come first, so the tree stays whole)."""
+    if len(entries) <= MAX_ENTRIES:
+        return entries
+    if not any(w.startswith("ENTRIES_CAPPED") for w in warnings):  # the extractor may have said so
+        warnings.append(entries_capped(len(entries), MAX_ENTRIES))
+    return entries[:MAX_ENTRIES]
 
 
 @dataclass
