@@ -317,9 +317,14 @@ _SAVES = re.compile(r"(?:^|\s)saving\s+throws?(?:\s+proficiencies)?\s*:?\s+(?P<v
 _PRIMARY = re.compile(r"(?:^|\s)primary\s+abilit(?:y|ies)\s*:?\s+(?P<value>[^\n]+)", re.IGNORECASE)
 _NEXT_LABEL = re.compile(r"\b(weapons?|tools|saving|skills?|hit\s+point|starting|armou?r\s+training)\b", re.IGNORECASE)
 _CASTING = re.compile(
-    r"\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\s+is\s+(?:your|the)\s+spellcasting\s+ability\s+for\s+your\b",
-    re.IGNORECASE,
+    r"\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\s+is\s+(?:your|the)\s+spellcasting\s+ability\s+for\s+your\b"
+    r"|^\s*spellcasting\s+ability\s*:\s*(strength|dexterity|constitution|intelligence|wisdom|charisma)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
+# A label that starts its line ("Armor: All armor, shields") is the field itself; the loose form
+# above also matches prose ("wears heavy armor and stands…"), so it is only the fallback.
+_ARMOR_LINE = re.compile(r"^\s*armou?r(?:\s+training|\s+proficienc(?:y|ies))?\s*:\s*(?P<value>[^\n]+)",
+                         re.IGNORECASE | re.MULTILINE)
 
 
 def _abilities(text: str) -> list[str]:
@@ -362,7 +367,7 @@ def _parse_class(text: str) -> dict[str, Any] | None:
     m = _HIT_DIE.search(text)
     if m is None:
         return None
-    armor = _value(_ARMOR.search(text))
+    armor = _value(_ARMOR_LINE.search(text) or _ARMOR.search(text))
     saves = _value(_SAVES.search(text))
     primary = _value(_PRIMARY.search(text))
     casting = _CASTING.search(text)
@@ -370,7 +375,7 @@ def _parse_class(text: str) -> dict[str, Any] | None:
         "hit_die": int(m.group(1) or m.group(2)),
         "armor": _armor(armor) if armor is not None else None,
         "saving_throws": (_abilities(saves) or None) if saves else None,
-        "spellcasting": casting.group(1).lower() if casting else "none",
+        "spellcasting": (casting.group(1) or casting.group(2)).lower() if casting else "none",
         "primary_ability": (_abilities(primary) or None) if primary else None,
     }
 

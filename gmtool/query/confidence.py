@@ -55,6 +55,8 @@ def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarr
         held[rows] += w
         anywhere += w if len(rows) else 0.0
     total = sum(known.values()) * (1 + unknown / len(known))
+    if total <= 0:  # every known word is in every entry (a one-entry library): each entry holds them all
+        return 1.0
     return (float(held.max()) if joint else anywhere) / total
 
 
