@@ -161,6 +161,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         prepend,
     )
     from gmtool.index.extract.titles import tidy_titles
+    from gmtool.index.extract.words import hyphenated, rejoin_pages, resolve_pages, vocabulary
 
     n, title, raw_outline, labels = head.pages, head.title, head.outline, head.labels
     heights = {}
@@ -175,15 +176,14 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
             f"{Path(path).name}: none of its {n} pages has a text layer (a scanned PDF?)",
             "run OCR first, e.g. ocrmypdf in.pdf out.pdf",
         )
-    vocab_c: Counter = Counter()
-    for _, _, lines in pages:
-        for ln in lines:
-            for wd in re.findall(r"[A-Za-z]+", ln.text):
-                vocab_c[wd.lower()] += 1
+    texts = [ln.text for _, _, lines in pages for ln in lines]
+    vocab_c = vocabulary(texts)
+    resolve_pages(pages, vocab_c)
     plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     rules = [getattr(lines, "rules", ()) for _, _, lines in pages]
     pages = _repair_ligatures(pages, vocab_c)
     drop = find_furniture(pages)
+    rejoin_pages(pages, drop, vocab_c, hyphenated(texts))
     vocab = set(vocab_c)
     bsize = body_size(pages)
     heads, classes = detect_headings(pages, drop, bsize)

@@ -1,0 +1,195 @@
+"""Word repair against the book's own vocabulary: words broken at a line end or by a gap
+inside a line, and words run together where the text layer lost a space.
+
+The layout (`pdf_layout`) cannot tell a kerning gap from a word space, nor a lost space from a
+tight pair of glyphs, on its own: it marks the doubtful places in a line's text (`GAP` where it
+put a space between two runs, `JOINT` where two runs meet letter to letter across a font change
+or a wide glyph gap) and `resolve` decides each one with the words the book prints elsewhere.
+A line that ends with a hyphen (or a soft hyphen, or a discretionary break pdfium reports) is
+joined to the next line's first word when the joined form is a word of the book, or when its
+parts are not; a compound whose parts are words ("two-handed") keeps its hyphen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# a space the layout put between two runs of one line (a word space, or a kerning gap)
+GAP = "\ue001"
+# two runs of one line meeting letter to letter (the same word, or a lost word space)
+JOINT = "\ue000"
+MARKS = GAP + JOINT
+
+# a word: letters not run into digits ("d6", "1st" and "10HP" are no words)
+_WORD = re.compile(r"(?<![0-9])[A-Za-z]+(?![0-9])")
+# a word with a lower-case letter right before a capital ("aUsage", "successfulWIS", "ofHD")
+_CAMEL = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![A-Za-z0-9])")
+_CAMEL_AT = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# a one-letter word ("a") is printed alone at least this often
+_LETTER_WORD_MIN = 20
+_MARKED = re.compile(f"[A-Za-z{MARKS}]*[{MARKS}][A-Za-z{MARKS}]*")
+_SPLIT_MARKS = re.compile(f"([{MARKS}])")
+_COMPOUND = re.compile(r"[A-Za-z]+-[A-Za-z]+")
+# the last word of a line, with the hyphen it may end with; the next line's first word
+_TAIL = re.compile(r"([A-Za-z]+)(-?)$")
+_HEAD = re.compile(r"^([A-Za-z]+)(\S*)\s*")
+# a part printed at most this often (its own place included) is no word of the book on its own
+_FRAGMENT_MAX = 2
+# a word printed this many times more often than a part makes that part a fragment of it
+# (SRD 5.1: "creatu res" beside 1,000 "creatures")
+_FRAGMENT_RATIO = 20
+# each part of a glued word is printed at least this often
+_PART_MIN = 2
+# a drop cap: one capital set apart from the rest of its word (not the words "A", "I", "O")
+_DROP_CAP = re.compile(r"^[B-HJ-NP-Z]$")
+
+
+def vocabulary(texts) -> Counter:
+    """How often each lower-cased word is printed: a GAP counts as a space, a JOINT as nothing
+    (so a glued form counts once, for its own place, and a broken word's parts count apart)."""
+    c: Counter = Counter()
+    for t in texts:
+        if GAP in t or JOINT in t:
+            t = t.replace(JOINT, "").replace(GAP, " ")
+        c.update(w.lower() for w in _WORD.findall(t))
+    return c
+
+
+def hyphenated(texts) -> Counter:
+    """Hyphenated compounds printed inside lines ("two-handed"), lower-cased."""
+    c: Counter = Counter()
+    for t in texts:
+        if "-" in t:
+            c.update(m.lower() for m in _COMPOUND.findall(t.rstrip("-")))
+    return c
+
+
+def _fragment(part: str, joined: int, vocab: Counter) -> bool:
+    n = vocab[part.lower()]
+    return n <= _FRAGMENT_MAX or n * _FRAGMENT_RATIO <= joined
+
+
+def _join_gap(a: str, b: str, vocab: Counter) -> bool:
+    """A gap inside a line that breaks one word: "creatu res", "m ust", "N imble"."""
+    if not a or not b or not b[0].islower():
+        return False
+    joined = vocab[(a + b).lower()]
+    if joined >= 1 and (_fragment(a, joined, vocab) or _fragment(b, joined, vocab)):
+        return True
+    return bool(_DROP_CAP.match(a)) and vocab[b.lower()] <= 1 and len(b) >= 3
+
+
+def _split_joint(a: str, b: str, vocab: Counter) -> bool:
+    """Two words run together at a run boundary: "successfulWIS", "aUsage", "Theplayer"."""
+    if not a or not b:
+        return False
+    if vocab[(a + b).lower()] > 1 or vocab[a.lower()] < _PART_MIN or vocab[b.lower()] < _PART_MIN:
+        return False
+    return (a[-1].islower() and b[0].isupper()) or (len(a) >= 2 and len(b) >= 2 and b.islower())
+
+
+def resolve(text: str, vocab: Counter) -> str:
+    """The text with every GAP and JOINT decided (a space or nothing), and words run together
+    at a lower-to-upper junction parted."""
+    if GAP in text or JOINT in text:
+        text = _MARKED.sub(lambda m: _resolve_marked(m.group(0), vocab), text)
+    return _CAMEL.sub(lambda m: _split_camel(m.group(0), vocab), text) if _has_camel(text) else text
+
+
+def _has_camel(text: str) -> bool:
+    return not text.islower() and not text.isupper() and _CAMEL.search(text) is not None
+
+
+def _split_camel(tok: str, vocab: Counter) -> str:
+    """"aUsage" -> "a Usage" when the glued form is printed nowhere else and both parts are
+    words of the book; "McDonald" or "DnD" stay (their parts are no words)."""
+    if vocab[tok.lower()] > 1:
+        return tok
+    for m in _CAMEL_AT.finditer(tok):
+        a, b = tok[: m.start()], tok[m.start():]
+        if len(a) == 1 and vocab[a.lower()] < _LETTER_WORD_MIN:
+            continue
+        if vocab[a.lower()] >= _PART_MIN and vocab[b.lower()] >= _PART_MIN:
+            return f"{a} {b}"
+    return tok
+
+
+def _resolve_marked(tok: str, vocab: Counter) -> str:
+    pieces = _SPLIT_MARKS.split(tok)  # word, mark, word, mark, ..., word
+    words = pieces[0::2]
+    out = [words[0]]
+    for k, mark in enumerate(pieces[1::2]):
+        left = "".join(out).rsplit(" ", 1)[-1]
+        if mark == GAP:
+            out.append("" if _join_gap(left, words[k + 1], vocab) else " ")
+        elif _split_joint(left, "".join(words[k + 1:]), vocab):  # later joints read as nothing
+            out.append(" ")
+        out.append(words[k + 1])
+    return "".join(out).strip()
+
+
+def join_break(tail: str, head: str, vocab: Counter, hyphens: Counter, hyphen: bool) -> str | None:
+    """How a word split at a line end rejoins: `tail` is the last word of the line (without its
+    hyphen), `head` the next line's first word. The joined word, the hyphenated compound (when
+    `hyphen` and the parts are words of the book), or None: they stay apart."""
+    joined = (tail + head).lower()
+    n = vocab[joined]
+    if n >= 1 and (hyphen or _fragment(tail, n, vocab) or _fragment(head, n, vocab)):
+        return tail + head
+    if not hyphen:
+        return None
+    if hyphens[f"{tail}-{head}".lower()] or (vocab[tail.lower()] > _FRAGMENT_MAX and vocab[head.lower()] > _FRAGMENT_MAX):
+        return f"{tail}-{head}"  # a compound: printed so elsewhere, or two words of the book
+    return tail + head
+
+
+def rejoin(prev: str, nxt: str, soft: bool, vocab: Counter, hyphens: Counter) -> tuple[str, str] | None:
+    """The two lines' texts with a word broken across them made whole on the first one, or None
+    when there is none. A line ending in a hyphen or a soft hyphen is a break when the next line
+    starts in lower case; a line ending without one is when the vocabulary says so."""
+    t = _TAIL.search(prev)
+    h = _HEAD.match(nxt)
+    if t is None or h is None or len(h.group(0)) >= len(nxt):
+        return None  # nothing to join, or the next line would be left empty
+    hyphen = bool(t.group(2)) or soft
+    if not h.group(1)[0].islower():
+        if not hyphen:
+            return None
+        # a capital after a line-end hyphen: a compound ("Far-Away", "Half-Elf"), or a dash
+        compound = f"{t.group(1)}-{h.group(1)}"
+        if not hyphens[compound.lower()]:
+            return None
+        return prev[: t.start()] + compound + h.group(2), nxt[h.end():]
+    word = join_break(t.group(1), h.group(1), vocab, hyphens, hyphen)
+    if word is None:
+        return None
+    return prev[: t.start()] + word + h.group(2), nxt[h.end():]
+
+
+def resolve_pages(pages: list, vocab: Counter) -> None:  # type: ignore[type-arg]
+    """Decide, in place, every mark the layout left in the pages' lines (text, lead, cells)."""
+    for _w, _h, lines in pages:
+        for i, ln in enumerate(lines):
+            if GAP in ln.text or JOINT in ln.text or _has_camel(ln.text):
+                lead = resolve(ln.lead, vocab) if ln.lead else ln.lead
+                lines[i] = ln._replace(text=resolve(ln.text, vocab), lead=lead)
+
+
+def rejoin_pages(pages: list, drop: list, vocab: Counter, hyphens: Counter) -> None:  # type: ignore[type-arg]
+    """Make whole, in place, the words broken across two lines that are read one after the other
+    (across columns and page turns too; page furniture between them is skipped)."""
+    prev: tuple[int, int] | None = None
+    for pi, (_w, _h, lines) in enumerate(pages):
+        for i, ln in enumerate(lines):
+            if i in drop[pi]:
+                continue
+            if prev is not None:
+                pl = pages[prev[0]][2][prev[1]]
+                if abs(pl.size - ln.size) <= 0.3 and (ln.text[:1].islower() or (ln.text[:1].isupper() and (pl.soft_end or pl.text.endswith("-")))):
+                    done = rejoin(pl.text, ln.text, pl.soft_end, vocab, hyphens)
+                    if done is not None:
+                        pages[prev[0]][2][prev[1]] = pl._replace(text=done[0], soft_end=False)
+                        ln = ln._replace(text=done[1])
+                        lines[i] = ln
+            prev = (pi, i)
