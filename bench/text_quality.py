@@ -43,7 +43,7 @@ _PAIR = re.compile(r"([A-Za-z]+)(\s+|-\s*\n\s*|-[ ]+)([A-Za-z]+)")
 _SPACED = re.compile(r"(?=\b([A-Za-z]+) +([A-Za-z]+)\b)")
 _FRAGMENT_MAX = 2  # a word printed at most this often may be a fragment of a broken word
 _GLUE_MAX = 1  # a glued form is printed at most this often
-_PART_MIN = 3  # each part of a glued word is printed at least this often
+_PART_MIN = 3  # each part of a glued word is printed in the book, and this often in the corpus
 _PAGE_SHARE = 0.2
 _MD_REPEATS = 5
 _MD_INTERRUPT = 0.25
@@ -105,7 +105,7 @@ def glued(text: str, vocab: Counter, pairs: set[tuple[str, str]], corpus: Counte
         for i in range(1, len(w)):
             a, b = w[:i], w[i:]
             la, lb = a.lower(), b.lower()
-            if vocab[la] < _PART_MIN or vocab[lb] < _PART_MIN:
+            if min(vocab[la], vocab[lb]) < 1 or corpus[la] < _PART_MIN or corpus[lb] < _PART_MIN:
                 continue
             camel = a[-1].islower() and b[0].isupper()
             if camel or (len(a) >= 3 and len(b) >= 3 and (la, lb) in pairs):

@@ -26,6 +26,10 @@ _WORD = re.compile(r"(?<![0-9])[A-Za-z]+(?![0-9])")
 # a word with a lower-case letter right before a capital ("aUsage", "successfulWIS", "ofHD")
 _CAMEL = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![A-Za-z0-9])")
 _CAMEL_AT = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# a word printed this often is common: run into a long (this many letters) unknown word at a
+# wide glyph gap, the two are two words ("forspace": "space" is printed nowhere else)
+_COMMON = 20
+_LONG = 4
 # a one-letter word ("a") is printed alone at least this often
 _LETTER_WORD_MIN = 20
 _MARKED = re.compile(f"[A-Za-z{MARKS}]*[{MARKS}][A-Za-z{MARKS}]*")
@@ -39,20 +43,28 @@ _FRAGMENT_MAX = 2
 # a word printed this many times more often than a part makes that part a fragment of it
 # (SRD 5.1: "creatu res" beside 1,000 "creatures")
 _FRAGMENT_RATIO = 20
-# each part of a glued word is printed at least this often
-_PART_MIN = 2
+# each part of a glued word is printed at least this often elsewhere (a glued form counts as one word)
+_PART_MIN = 1
 # a drop cap: one capital set apart from the rest of its word (not the words "A", "I", "O")
 _DROP_CAP = re.compile(r"^[B-HJ-NP-Z]$")
 
 
-def vocabulary(texts) -> Counter:
-    """How often each lower-cased word is printed: a GAP counts as a space, a JOINT as nothing
-    (so a glued form counts once, for its own place, and a broken word's parts count apart)."""
-    c: Counter = Counter()
+class Vocabulary(Counter):
+    """How often each lower-cased word is printed whole: a mark counts as a space, so a word
+    counts only where the layout had no doubt about it (a glued form or a broken word's whole
+    form does not count where it is in doubt; their parts do). `loose` counts the words read
+    across the marks instead ("C|HA" is "cha" there)."""
+
+    loose: Counter
+
+
+def vocabulary(texts) -> Vocabulary:
+    c = Vocabulary()
+    c.loose = Counter()
     for t in texts:
-        if GAP in t or JOINT in t:
-            t = t.replace(JOINT, "").replace(GAP, " ")
         c.update(w.lower() for w in _WORD.findall(t))
+        if GAP in t or JOINT in t:
+            c.loose.update(w.lower() for w in _WORD.findall(t.replace(JOINT, "").replace(GAP, "")))
     return c
 
 
@@ -81,12 +93,31 @@ def _join_gap(a: str, b: str, vocab: Counter) -> bool:
 
 
 def _split_joint(a: str, b: str, vocab: Counter) -> bool:
-    """Two words run together at a run boundary: "successfulWIS", "aUsage", "Theplayer"."""
-    if not a or not b:
+    """Two words run together at a run boundary: "Theplayer", "forspace". The glued form is
+    printed whole nowhere, and both parts are printed elsewhere too (their counts include this
+    place), or one is a common word and the other is long."""
+    if not a or not b or vocab[(a + b).lower()] or len(a) < 2 or len(b) < 2:
         return False
-    if vocab[(a + b).lower()] > 1 or vocab[a.lower()] < _PART_MIN or vocab[b.lower()] < _PART_MIN:
+    if a[-1].islower() and b[0].isupper():
+        return _camel_parts(a, b, vocab, own=1)
+    if not b.islower():
         return False
-    return (a[-1].islower() and b[0].isupper()) or (len(a) >= 2 and len(b) >= 2 and b.islower())
+    na, nb = vocab[a.lower()], vocab[b.lower()]
+    if na > _PART_MIN and nb > _PART_MIN:
+        return True
+    return (na >= _COMMON and len(b) >= _LONG) or (nb >= _COMMON and len(a) >= _LONG)
+
+
+def _camel_parts(a: str, b: str, vocab: Counter, own: int) -> bool:
+    """Both parts are words the book prints elsewhere, or the second is an abbreviation it prints
+    twice ("freeWIS"); `own` is how many of the counts are this place's."""
+    if len(a) == 1 and vocab[a.lower()] < _LETTER_WORD_MIN:
+        return False
+    na, nb = vocab[a.lower()] - own, vocab[b.lower()] - own
+    loose = getattr(vocab, "loose", None)
+    if loose is not None and nb < _PART_MIN:
+        nb = loose[b.lower()]  # an abbreviation printed with a kerning gap ("C|HA")
+    return nb >= _PART_MIN and (na >= _PART_MIN or (len(b) >= 2 and b.isupper() and nb >= 2))
 
 
 def resolve(text: str, vocab: Counter) -> str:
@@ -102,15 +133,13 @@ def _has_camel(text: str) -> bool:
 
 
 def _split_camel(tok: str, vocab: Counter) -> str:
-    """"aUsage" -> "a Usage" when the glued form is printed nowhere else and both parts are
-    words of the book; "McDonald" or "DnD" stay (their parts are no words)."""
+    """"aUsage" -> "a Usage" when the glued form is printed nowhere else and its parts are words
+    of the book; "McDonald" or "DnD" stay (their parts are no words)."""
     if vocab[tok.lower()] > 1:
         return tok
     for m in _CAMEL_AT.finditer(tok):
         a, b = tok[: m.start()], tok[m.start():]
-        if len(a) == 1 and vocab[a.lower()] < _LETTER_WORD_MIN:
-            continue
-        if vocab[a.lower()] >= _PART_MIN and vocab[b.lower()] >= _PART_MIN:
+        if _camel_parts(a, b, vocab, own=0):
             return f"{a} {b}"
     return tok
 
@@ -156,11 +185,8 @@ def rejoin(prev: str, nxt: str, soft: bool, vocab: Counter, hyphens: Counter) ->
     if not h.group(1)[0].islower():
         if not hyphen:
             return None
-        # a capital after a line-end hyphen: a compound ("Far-Away", "Half-Elf"), or a dash
-        compound = f"{t.group(1)}-{h.group(1)}"
-        if not hyphens[compound.lower()]:
-            return None
-        return prev[: t.start()] + compound + h.group(2), nxt[h.end():]
+        # a capital after a line-end hyphen: a compound ("Far-Away", "Butter-Fingered")
+        return prev[: t.start()] + f"{t.group(1)}-{h.group(1)}" + h.group(2), nxt[h.end():]
     word = join_break(t.group(1), h.group(1), vocab, hyphens, hyphen)
     if word is None:
         return None
@@ -173,7 +199,8 @@ def resolve_pages(pages: list, vocab: Counter) -> None:  # type: ignore[type-arg
         for i, ln in enumerate(lines):
             if GAP in ln.text or JOINT in ln.text or _has_camel(ln.text):
                 lead = resolve(ln.lead, vocab) if ln.lead else ln.lead
-                lines[i] = ln._replace(text=resolve(ln.text, vocab), lead=lead)
+                cells = tuple((a, b, resolve(t, vocab)) for a, b, t in ln.cells)
+                lines[i] = ln._replace(text=resolve(ln.text, vocab), lead=lead, cells=cells)
 
 
 def rejoin_pages(pages: list, drop: list, vocab: Counter, hyphens: Counter) -> None:  # type: ignore[type-arg]
