@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from gmtool.index.extract.sections import EntryList
+from gmtool.index.extract.titles import clean_title, split_tags
 from gmtool.index.files import read_text
 from gmtool.types import Document, Entry
 
@@ -163,6 +164,10 @@ def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str
         out.add(clean_inline(raw) or raw.strip(), level, clean_body(lines[body_start:body_end]), idx + 1,
                 body_line=body_start + 1)
     entries = out.entries
+    for e in entries:
+        # a stray emphasis marker ("**Wand of Fireballs"), a bracketed tag or a price after a name
+        e.title, tags = split_tags(clean_title(e.title) or e.title)
+        e.tags = tags or None
     if title is None and headings:
         first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
         if (

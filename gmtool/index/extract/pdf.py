@@ -160,7 +160,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         preamble,
         prepend,
     )
-    from gmtool.index.extract.titles import tidy_titles
+    from gmtool.index.extract.titles import cut_tag_words, tidy_titles
     from gmtool.index.extract.words import hyphenated, rejoin_pages, resolve_pages, vocabulary
 
     n, title, raw_outline, labels = head.pages, head.title, head.outline, head.labels
@@ -193,6 +193,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts, rules), labels)
+    cut_tag_words(entries)
     entries = merge_twins(fold_labels(entries))
     front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
     entries = prepend(front, entries)

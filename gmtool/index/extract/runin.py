@@ -53,6 +53,24 @@ def _starts_paragraph(
     )
 
 
+def _goes_on(lines: list[Line], i: int, skip: set[int]) -> bool:
+    """Line i goes on with the sentence of the line before it: it starts in lower case right
+    below a line of its column that ends without a stop ("...using your" / "spell save DC: ...")."""
+    if not lines[i].text[:1].islower():
+        return False
+    j = i - 1
+    while j >= 0 and j in skip:
+        j -= 1
+    if j < 0:
+        return False
+    prev, ln = lines[j], lines[i]
+    return (
+        prev.col == ln.col
+        and not prev.text.endswith((".", "!", "?", ":", ")"))
+        and 0 < ln.base - prev.base <= 1.4 * max(ln.size, prev.size)
+    )
+
+
 def _right_edges(lines: list[Line]) -> dict[int, float]:
     right: dict[int, float] = {}
     for ln in lines:
@@ -117,7 +135,7 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
             if i in drop[pi] or ln.size >= thr or len(ln.text) < 4:
                 continue
             c = _candidate(ln)
-            if c and _starts_paragraph(lines, i, drop[pi], right):
+            if c and _starts_paragraph(lines, i, drop[pi], right) and not _goes_on(lines, i, drop[pi]):
                 cands[i] = c
         if not cands:
             continue
