@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,27 @@ class _Records(Mapping[str, SourceRecord]):
         return sum(1 for _ in self)
 
 
+def distinct_titles(metas: dict[str, SourceMeta]) -> dict[str, SourceMeta]:
+    """Books that share a title (two PDFs both titled "The Black Hack -- English") told apart:
+    the one whose file is named after the title keeps it, else the one indexed first; each other
+    one gets its file name after the title. Only the copies in memory change; the index keeps
+    what the files say."""
+    from gmtool.textnorm import slugify
+
+    groups: dict[str, list[SourceMeta]] = {}
+    for m in metas.values():
+        groups.setdefault(" ".join(m.title.lower().split()), []).append(m)
+    out = dict(metas)
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        slug = slugify(same[0].title)
+        named = sorted(same, key=lambda m: (not slugify(Path(m.file).stem).startswith(slug), m.indexed_at, m.file))
+        for m in named[1:]:
+            out[m.source_id] = replace(m, title=f"{m.title} ({Path(m.file).stem})")
+    return out
+
+
 class Library:
     """All indexed sources, flattened: global doc `gid` is entry `gid - offsets[sid]` of `source_of(gid)`.
 
@@ -61,7 +83,7 @@ class Library:
         self.stamp = manifest_stamp(self.index_dir)
         self.manifest = load_manifest(self.index_dir)
         self.warnings: list[str] = []
-        self.metas: dict[str, SourceMeta] = dict(sorted(self.manifest.sources.items()))
+        self.metas: dict[str, SourceMeta] = distinct_titles(dict(sorted(self.manifest.sources.items())))
         self.offsets: dict[str, int] = {}
         n = 0
         for sid, meta in self.metas.items():
