@@ -71,7 +71,7 @@ def _scan(lib: Path, base: str | None) -> None:
 
 
 # web and mail addresses: no words ("thedoubleclicks.com")
-_ADDRESS = re.compile(r"\S+@\S+|https?://\S+|\S+\.(com|org|net|io)\b\S*")
+_ADDRESS = re.compile(r"\S+@\S+|https?://\S*|\S+\.(com|org|net|io|uk|de)\b\S*")
 
 
 def _counts(text: str) -> Counter:
@@ -98,7 +98,7 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
 
 def glued(text: str, vocab: Counter, pairs: set[tuple[str, str]], corpus: Counter) -> list[str]:
     out = []
-    for w in set(_WORD.findall(text)):
+    for w in set(_WORD.findall(_ADDRESS.sub(" ", text))):
         lw = w.lower()
         if corpus[lw] > _GLUE_MAX:
             continue

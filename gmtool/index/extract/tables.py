@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from gmtool.index.extract.inline import Inline, Pos, namelike
 from gmtool.index.extract.pdf_layout import Line
+from gmtool.index.extract.pdf_sections import CONTENT_SHAPE
 
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 _MIN_ROWS = 4
@@ -195,8 +196,8 @@ def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: set[float] 
             prev = c
             continue
         prev, prev_right = c, right or []
-        if (header and c is first[0]) or not namelike(c.text):
-            continue
+        if (header and c is first[0]) or not namelike(c.text) or CONTENT_SHAPE.search(c.text):
+            continue  # a header, no name, or a stat line ("Hit Points 13 (2d10 + 2)") beside another
         if right is None and (not out or c.top - out_top[-1] < 0.8 * pitch):
             continue
         body = " ".join(d.text for d in right or [])

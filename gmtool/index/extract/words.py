@@ -179,18 +179,24 @@ def rejoin(prev: str, nxt: str, soft: bool, vocab: Counter, hyphens: Counter) ->
     starts in lower case; a line ending without one is when the vocabulary says so."""
     t = _TAIL.search(prev)
     h = _HEAD.match(nxt)
-    if t is None or h is None or len(h.group(0)) >= len(nxt):
-        return None  # nothing to join, or the next line would be left empty
+    if t is None or h is None:
+        return None
     hyphen = bool(t.group(2)) or soft
     if not h.group(1)[0].islower():
         if not hyphen:
             return None
         # a capital after a line-end hyphen: a compound ("Far-Away", "Butter-Fingered")
-        return prev[: t.start()] + f"{t.group(1)}-{h.group(1)}" + h.group(2), nxt[h.end():]
-    word = join_break(t.group(1), h.group(1), vocab, hyphens, hyphen)
+        word: str | None = f"{t.group(1)}-{h.group(1)}"
+    else:
+        word = join_break(t.group(1), h.group(1), vocab, hyphens, hyphen)
     if word is None:
         return None
-    return prev[: t.start()] + word + h.group(2), nxt[h.end():]
+    before, after = prev[: t.start()], nxt[h.end():]
+    if after:
+        return before + word + h.group(2), after
+    if before.strip():  # the next line is the rest of the word alone ("ment."): the word goes down
+        return before.rstrip(), word + h.group(2)
+    return None
 
 
 def resolve_pages(pages: list, vocab: Counter) -> None:  # type: ignore[type-arg]
