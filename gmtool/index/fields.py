@@ -344,7 +344,7 @@ def _armor(text: str) -> list[str]:
     t = text.lower()
     if re.match(r"\s*none\b", t):
         return []
-    if re.match(r"\s*(any|all)(\s+and\s+all)?\s*$", t):
+    if re.match(r"\s*(any\s+and\s+all\b|all\s*$)", t):
         return ["light", "medium", "heavy", "shields"]  # The Black Hack: "Weapons & Armor : Any and All"
     out: list[str] = []
     if re.search(r"\ball\s+armou?r\b", t):
