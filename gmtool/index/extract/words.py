@@ -30,6 +30,9 @@ _CAMEL_AT = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # wide glyph gap, the two are two words ("forspace": "space" is printed nowhere else)
 _COMMON = 20
 _LONG = 4
+# a space the text layer put after a ligature glyph ("fi ery", "halfl ing", "aff ects")
+_LIGATURE_SPACE = re.compile(r"\b([A-Za-z]*(?:ff|fi|fl)) ([a-z]+)\b")
+_LIGATURES = ("ff", "fi", "fl", "ffi", "ffl")  # a ligature alone is no word: the word goes on
 # a one-letter word ("a") is printed alone at least this often
 _LETTER_WORD_MIN = 20
 _MARKED = re.compile(f"[A-Za-z{MARKS}]*[{MARKS}][A-Za-z{MARKS}]*")
@@ -125,7 +128,22 @@ def resolve(text: str, vocab: Counter) -> str:
     at a lower-to-upper junction parted."""
     if GAP in text or JOINT in text:
         text = _MARKED.sub(lambda m: _resolve_marked(m.group(0), vocab), text)
+    text = _LIGATURE_SPACE.sub(lambda m: _ligature_space(m, vocab), text)
     return _CAMEL.sub(lambda m: _split_camel(m.group(0), vocab), text) if _has_camel(text) else text
+
+
+def _ligature_space(m: re.Match[str], vocab: Counter) -> str:
+    """"fi ery" -> "fiery": the word goes on after a ligature glyph the text layer set apart.
+    Joined when the whole word is printed elsewhere or the left part is the ligature alone;
+    ("staff absorbs", "off hapless" stay apart)."""
+    a, b = m.group(1), m.group(2)
+    if vocab[(a + b).lower()] or a.lower() in _LIGATURES:
+        return a + b
+    # few words end in "fi" or "fl", many in "ff" ("staff", "off"): only a left part ending in
+    # "fi"/"fl" that is no word, or a right part that is none, is read as a broken word
+    if not a.lower().endswith("ff") and (vocab[a.lower()] <= _FRAGMENT_MAX or vocab[b] <= _FRAGMENT_MAX):
+        return a + b
+    return m.group(0)
 
 
 def _has_camel(text: str) -> bool:
@@ -203,7 +221,7 @@ def resolve_pages(pages: list, vocab: Counter) -> None:  # type: ignore[type-arg
     """Decide, in place, every mark the layout left in the pages' lines (text, lead, cells)."""
     for _w, _h, lines in pages:
         for i, ln in enumerate(lines):
-            if GAP in ln.text or JOINT in ln.text or _has_camel(ln.text):
+            if GAP in ln.text or JOINT in ln.text or _has_camel(ln.text) or _LIGATURE_SPACE.search(ln.text):
                 lead = resolve(ln.lead, vocab) if ln.lead else ln.lead
                 cells = tuple((a, b, resolve(t, vocab)) for a, b, t in ln.cells)
                 lines[i] = ln._replace(text=resolve(ln.text, vocab), lead=lead, cells=cells)
