@@ -1123,6 +1123,8 @@ def make_text_repair_pdf(path) -> Path:
         "lutely fixed by the harbour master.",
     ])
     _lines(pdf, ["A bard can manipulate a crowd. A two-handed axe is slow. Guards manipulate rumours."])
+    # a text layer that sets a ligature glyph apart with a space (Daggerheart's "fi ery")
+    _lines(pdf, ["A fi ery staff absorbs the blow. A staff of oak."])
     _lines(pdf, [
         "Parley : When you have leverage on a guard you may ma-",
         "nipulate them into letting you pass.",

@@ -42,6 +42,10 @@ def test_a_soft_hyphen_break_is_joined(doc: Document) -> None:
     assert "\u00ad" not in body
 
 
+def test_a_space_after_a_ligature_is_closed_but_real_words_stay_apart(doc: Document) -> None:
+    assert "A fiery staff absorbs the blow." in _entry(doc, "Rules of the Road").body
+
+
 def test_a_word_glued_to_a_bold_word_is_parted(doc: Document) -> None:
     body = _entry(doc, "Holding On").body
     assert "make a successful WIS test" in body
