@@ -67,7 +67,7 @@ def _scan(lib: Path, base: str | None) -> None:
         cmd = [sys.executable, "-c", "import sys; from gmtool.cli import main; sys.argv[0]='gmtool'; sys.exit(main())"]
     else:
         cmd = [GMTOOL]
-    subprocess.run([*cmd, "scan", str(lib), "--no-embed", "--json"], check=False, stdout=subprocess.DEVNULL, env=env, cwd=base or None)
+    subprocess.run([*cmd, "scan", str(lib), "--no-embed", "--force", "--json"], check=False, stdout=subprocess.DEVNULL, env=env, cwd=base or None)
 
 
 # web and mail addresses: no words ("thedoubleclicks.com")

@@ -20,6 +20,8 @@ from gmtool.types import Document
 
 # Pages per worker task when workers > 1.
 _CHUNK_MIN = 16
+# a line this much larger than the body text is a heading (as in pdf_sections.detect_headings)
+_HEADING_RATIO = 1.07
 
 
 def _open(path: Path):
@@ -179,7 +181,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         )
     texts = [ln.text for _, _, lines in pages for ln in lines]
     vocab_c = vocabulary(texts)
-    resolve_pages(pages, vocab_c)
+    resolve_pages(pages, vocab_c, body_size(pages) * _HEADING_RATIO)
     plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     rules = [getattr(lines, "rules", ()) for _, _, lines in pages]
     pages = _repair_ligatures(pages, vocab_c)
@@ -193,7 +195,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     starts = [nd.start for nd in nodes]
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
-    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts, rules), labels)
+    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * _HEADING_RATIO, entries, starts, rules), labels)
     cut_tag_words(entries)
     entries = merge_twins(fold_labels(entries))
     apply_levels(entries)

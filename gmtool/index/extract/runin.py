@@ -248,8 +248,8 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
         cands = [i for i in range(len(lines)) if _title_candidate(lines, i, skip, (right, left), thr, i == last)]
         named: list[tuple[int, str, list[str]]] = []
         for idxs in _indent_groups(lines, cands, lambda i: ""):
-            if len(idxs) < _MIN_TEXT:
-                continue
+            if len([i for i in idxs if i != last]) < _MIN_TEXT:
+                continue  # a line at a page's foot joins a list of title lines, it makes none
             texts = [lines[i].text for i in idxs]
             cuts = sibling_tag_cuts(texts)
             for i, t, cut in zip(idxs, texts, cuts, strict=False):

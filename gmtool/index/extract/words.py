@@ -95,15 +95,16 @@ def _join_gap(a: str, b: str, vocab: Counter) -> bool:
     return bool(_DROP_CAP.match(a)) and vocab[b.lower()] <= 1 and len(b) >= 3
 
 
-def _split_joint(a: str, b: str, vocab: Counter) -> bool:
+def _split_joint(a: str, b: str, vocab: Counter, name: bool = False) -> bool:
     """Two words run together at a run boundary: "Theplayer", "forspace". The glued form is
     printed whole nowhere, and both parts are printed elsewhere too (their counts include this
-    place), or one is a common word and the other is long."""
+    place), or one is a common word and the other is long. In a `name` (a line set larger than
+    the text: a heading) only a lower-to-upper junction parts: "Oathbow" is one word."""
     if not a or not b or vocab[(a + b).lower()] or len(a) < 2 or len(b) < 2:
         return False
     if a[-1].islower() and b[0].isupper():
         return _camel_parts(a, b, vocab, own=1)
-    if not b.islower():
+    if name or not b.islower():
         return False
     na, nb = vocab[a.lower()], vocab[b.lower()]
     if na > _PART_MIN and nb > _PART_MIN:
@@ -123,11 +124,11 @@ def _camel_parts(a: str, b: str, vocab: Counter, own: int) -> bool:
     return nb >= _PART_MIN and (na >= _PART_MIN or (len(b) >= 2 and b.isupper() and nb >= 2))
 
 
-def resolve(text: str, vocab: Counter) -> str:
+def resolve(text: str, vocab: Counter, name: bool = False) -> str:
     """The text with every GAP and JOINT decided (a space or nothing), and words run together
-    at a lower-to-upper junction parted."""
+    at a lower-to-upper junction parted. `name`: the text is a heading (see _split_joint)."""
     if GAP in text or JOINT in text:
-        text = _MARKED.sub(lambda m: _resolve_marked(m.group(0), vocab), text)
+        text = _MARKED.sub(lambda m: _resolve_marked(m.group(0), vocab, name), text)
     text = _LIGATURE_SPACE.sub(lambda m: _ligature_space(m, vocab), text)
     return _CAMEL.sub(lambda m: _split_camel(m.group(0), vocab), text) if _has_camel(text) else text
 
@@ -162,7 +163,7 @@ def _split_camel(tok: str, vocab: Counter) -> str:
     return tok
 
 
-def _resolve_marked(tok: str, vocab: Counter) -> str:
+def _resolve_marked(tok: str, vocab: Counter, name: bool) -> str:
     pieces = _SPLIT_MARKS.split(tok)  # word, mark, word, mark, ..., word
     words = pieces[0::2]
     out = [words[0]]
@@ -170,7 +171,7 @@ def _resolve_marked(tok: str, vocab: Counter) -> str:
         left = "".join(out).rsplit(" ", 1)[-1]
         if mark == GAP:
             out.append("" if _join_gap(left, words[k + 1], vocab) else " ")
-        elif _split_joint(left, "".join(words[k + 1:]), vocab):  # later joints read as nothing
+        elif _split_joint(left, "".join(words[k + 1:]), vocab, name):  # later joints read as nothing
             out.append(" ")
         out.append(words[k + 1])
     return "".join(out).strip()
@@ -217,14 +218,16 @@ def rejoin(prev: str, nxt: str, soft: bool, vocab: Counter, hyphens: Counter) ->
     return None
 
 
-def resolve_pages(pages: list, vocab: Counter) -> None:  # type: ignore[type-arg]
-    """Decide, in place, every mark the layout left in the pages' lines (text, lead, cells)."""
+def resolve_pages(pages: list, vocab: Counter, heading_size: float) -> None:  # type: ignore[type-arg]
+    """Decide, in place, every mark the layout left in the pages' lines (text, lead, cells);
+    lines set at `heading_size` or larger are names (see _split_joint)."""
     for _w, _h, lines in pages:
         for i, ln in enumerate(lines):
             if GAP in ln.text or JOINT in ln.text or _has_camel(ln.text) or _LIGATURE_SPACE.search(ln.text):
-                lead = resolve(ln.lead, vocab) if ln.lead else ln.lead
-                cells = tuple((a, b, resolve(t, vocab)) for a, b, t in ln.cells)
-                lines[i] = ln._replace(text=resolve(ln.text, vocab), lead=lead, cells=cells)
+                name = ln.size >= heading_size
+                lead = resolve(ln.lead, vocab, name) if ln.lead else ln.lead
+                cells = tuple((a, b, resolve(t, vocab, name)) for a, b, t in ln.cells)
+                lines[i] = ln._replace(text=resolve(ln.text, vocab, name), lead=lead, cells=cells)
 
 
 def rejoin_pages(pages: list, drop: list, vocab: Counter, hyphens: Counter) -> None:  # type: ignore[type-arg]
@@ -241,6 +244,6 @@ def rejoin_pages(pages: list, drop: list, vocab: Counter, hyphens: Counter) -> N
                     done = rejoin(pl.text, ln.text, pl.soft_end, vocab, hyphens)
                     if done is not None:
                         pages[prev[0]][2][prev[1]] = pl._replace(text=done[0], soft_end=False)
-                        ln = ln._replace(text=done[1])
-                        lines[i] = ln
+                        # a line that ends someone else's word opens with no name: no leading run
+                        lines[i] = ln = ln._replace(text=done[1], lead="")
             prev = (pi, i)
