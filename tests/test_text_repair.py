@@ -96,3 +96,16 @@ def test_a_running_header_carried_into_markdown_is_not_an_entry(tmp_path) -> Non
     reeds = next(e for e in doc.entries if e.title == "Reeds")
     assert "The reeds grow tall and" in reeds.body and "path number 5 for the careful walker" in reeds.body
     assert "SALT MARCHES" not in reeds.body
+
+
+def test_books_sharing_a_title_are_told_apart_by_file_name(tmp_path) -> None:
+    from gmtool.engine import Engine
+    from tests.conftest import scan_isolated
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name, body in (("salt-marches-extras.md", "Optional rules."), ("salt-marches.md", "The core rules.")):
+        (lib / name).write_text(f"---\ntitle: Salt Marches\n---\n\n# Rules\n\n{body}\n", encoding="utf-8")
+    scan_isolated(lib, tmp_path / "config")
+    titles = {m.file: m.title for m in Engine(lib).sources()}
+    assert titles == {"salt-marches.md": "Salt Marches", "salt-marches-extras.md": "Salt Marches (salt-marches-extras.md)"}

@@ -48,9 +48,10 @@ class _Records(Mapping[str, SourceRecord]):
 
 
 def distinct_titles(metas: dict[str, SourceMeta]) -> dict[str, SourceMeta]:
-    """Books that share a title (two PDFs both titled "The Black Hack -- English") told apart:
+    """Books that share a title (two PDFs both titled "The Black Hack -- English") told apart
+    ("The Black Hack -- English (additional-things-english-v1.0.pdf)"):
     the one whose file is named after the title keeps it, else the one indexed first; each other
-    one gets its file name after the title. Only the copies in memory change; the index keeps
+    one (not a copy of the same file) gets its file name after the title. Only the copies in memory change; the index keeps
     what the files say."""
     from gmtool.textnorm import slugify
 
@@ -64,7 +65,9 @@ def distinct_titles(metas: dict[str, SourceMeta]) -> dict[str, SourceMeta]:
         slug = slugify(same[0].title)
         named = sorted(same, key=lambda m: (not slugify(Path(m.file).stem).startswith(slug), m.indexed_at, m.file))
         for m in named[1:]:
-            out[m.source_id] = replace(m, title=f"{m.title} ({Path(m.file).stem})")
+            if m.sha256 == named[0].sha256:
+                continue  # a copy of the same file: search folds it ("also in"), nothing to tell apart
+            out[m.source_id] = replace(m, title=f"{m.title} ({Path(m.file).name})")
     return out
 
 
