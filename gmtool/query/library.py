@@ -11,6 +11,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +64,21 @@ def distinct_titles(metas: dict[str, SourceMeta]) -> dict[str, SourceMeta]:
         if len(same) < 2:
             continue
         slug = slugify(same[0].title)
-        named = sorted(same, key=lambda m: (not slugify(Path(m.file).stem).startswith(slug), m.indexed_at, m.file))
+        named = sorted(same, key=partial(_title_order, slug))
         for m in named[1:]:
             if m.sha256 == named[0].sha256:
                 continue  # a copy of the same file: search folds it ("also in"), nothing to tell apart
             out[m.source_id] = replace(m, title=f"{m.title} ({Path(m.file).name})")
     return out
+
+
+def _title_order(title_slug: str, m: SourceMeta) -> tuple[int, str, str]:
+    """Who keeps a shared title: a file named exactly after it, then one whose name starts with
+    it, then the one indexed first."""
+    from gmtool.textnorm import slugify
+
+    stem = slugify(Path(m.file).stem)
+    return (0 if stem == title_slug else 1 if stem.startswith(title_slug) else 2), m.indexed_at, m.file
 
 
 class Library:
