@@ -29,6 +29,14 @@ _MIN_STYLED = 2
 _FIRST_INDENT = 2.5
 
 
+def _line_before(i: int, skip: set[int]) -> int:
+    """The index of the kept line before line i, or -1."""
+    j = i - 1
+    while j >= 0 and j in skip:
+        j -= 1
+    return j
+
+
 def _starts_paragraph(
     lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None, first_indent: bool = False
 ) -> bool:
@@ -36,9 +44,7 @@ def _starts_paragraph(
     line before it ends a sentence, or (given the columns' right edges) ends well short.
     With first_indent, line i may sit left of an indented first line (a paragraph's
     first-line indent is no break)."""
-    j = i - 1
-    while j >= 0 and j in skip:
-        j -= 1
+    j = _line_before(i, skip)
     if j < 0:
         return True
     prev, ln = lines[j], lines[i]
@@ -56,12 +62,8 @@ def _starts_paragraph(
 def _goes_on(lines: list[Line], i: int, skip: set[int]) -> bool:
     """Line i goes on with the sentence of the line before it: it starts in lower case right
     below a line of its column that ends without a stop ("...using your" / "spell save DC: ...")."""
-    if not lines[i].text[:1].islower():
-        return False
-    j = i - 1
-    while j >= 0 and j in skip:
-        j -= 1
-    if j < 0:
+    j = _line_before(i, skip)
+    if j < 0 or not lines[i].text[:1].islower():
         return False
     prev, ln = lines[j], lines[i]
     return (
