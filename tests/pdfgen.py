@@ -1114,3 +1114,93 @@ def text_pages_pdf(path, texts: Sequence[bytes], *, kids_count: int | None = Non
                     b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (contents, font))
         objs.append(_stream(b"BT /F1 12 Tf 72 720 Td (" + text + b") Tj ET"))
     return raw_pdf(path, objs)
+# Text repair and clean entries (issue 21): every page carries a running header and a page
+# number; the text breaks words at line ends (a hyphen, a soft hyphen), glues a bold word to
+# the word before it, wraps a cell of a numbered table, titles two entries with a price and a
+# bracketed tag, and groups spells under level headings.
+TEXT_REPAIR_HEADER = "THE SALT MARCHES"
+
+
+def _lines(pdf, lines: Sequence[str], size: float = BODY_SIZE) -> None:
+    pdf.set_font("helvetica", "", size)
+    for ln in lines:
+        pdf.cell(0, 4.5, ln, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(2)
+
+
+def _furnished_page(pdf) -> None:
+    pdf.add_page()
+    pdf.set_font("helvetica", "", 8)
+    pdf.set_xy(15, 6)
+    pdf.cell(0, 4, TEXT_REPAIR_HEADER)
+    pdf.set_xy(100, 287)
+    pdf.cell(10, 4, str(pdf.page))
+    pdf.set_xy(15, 20)
+
+
+def _glued_style(pdf, before: str, word: str, after: str) -> None:
+    """`before` in regular type and `word` in bold set right after it, with no space."""
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.write(5, before)
+    pdf.set_font("helvetica", "B", BODY_SIZE)
+    pdf.write(5, word)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.write(5, after)
+    pdf.ln(7)
+
+
+def make_text_repair_pdf(path) -> Path:
+    pdf = _new_pdf()
+    pdf.set_auto_page_break(False)
+    pdf.set_title("Salt Marches")
+    _furnished_page(pdf)
+    _heading(pdf, "Rules of the Road", 0)
+    _lines(pdf, [
+        "When you try to sway a merchant you may ma-",
+        "nipulate the price by one step, once a day.",
+        "Guards carry a two-",
+        "handed spear and a horn to call for help.",
+        "The toll is abso\u00ad",
+        "lutely fixed by the harbour master.",
+    ])
+    _lines(pdf, ["A bard can manipulate a crowd. A two-handed axe is slow. Guards manipulate rumours."])
+    # a text layer that sets a ligature glyph apart with a space (Daggerheart's "fi ery")
+    _lines(pdf, ["A fi ery staff absorbs the blow. A staff of oak."])
+    _lines(pdf, [
+        "Parley : When you have leverage on a guard you may ma-",
+        "nipulate them into letting you pass.",
+        "Bribe : Coins open doors at the harbour gate.",
+        "Bluff : A fast tongue buys a moment of doubt.",
+    ])
+    _furnished_page(pdf)
+    _heading(pdf, "Holding On", 1)
+    _glued_style(pdf, "To keep your grip, make a successful", "WIS", " test at the start of your turn.")
+    _glued_style(pdf, "A ", "WIS", " test is rolled under your score; a successful roll keeps you steady.")
+    _furnished_page(pdf)
+    _heading(pdf, "Where the Shaman Lives", 1)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    for roll, place, trait in (("d6", "location", "trait"), ("1", "a free colony", "refuses a ritual"),
+                               ("2", "a house in the hills", "cannot work at night"),
+                               ("3", "in the depth of a", "wants to retire, has to be convinced to"),
+                               ("", "dungeon", "perform a ritual"), ("4", "in custody", "blind in one eye"),
+                               ("5", "on a boat", "drinks too much")):
+        pdf.cell(15, 6, roll)
+        pdf.cell(55, 6, place)
+        pdf.cell(0, 6, trait, new_x="LMARGIN", new_y="NEXT")
+    _furnished_page(pdf)
+    _heading(pdf, "Gear and Perils", 0)
+    for title, text in (("Grappling Hook (2 GP)", "An iron hook on fifty feet of rope."),
+                        ("Grappled [Condition]", "Your speed is 0 until you break free.")):
+        _heading(pdf, title, 1)
+        _lines(pdf, [text])
+    _furnished_page(pdf)
+    _heading(pdf, "Spells", 0)
+    for group, spells in (("Level 1", ("Frost Lance", "Quiet Step")), ("Level 2", ("Ember Ward", "Stone Skin"))):
+        _heading(pdf, group, 1)
+        for name in spells:
+            _heading(pdf, name, 2)
+            _lines(pdf, [f"The {name.lower()} lasts one hour and ends at dawn."])
+    for _ in range(3):
+        _furnished_page(pdf)
+        _lines(pdf, ["The road goes on through reeds and salt pans."] * 5)
+    return _out(pdf, path)

@@ -463,3 +463,10 @@ def test_other_systems_stat_line_and_tags_become_fields() -> None:
     assert goblin.fields is not None
     assert goblin.fields["hit_points"] == 3 and goblin.fields["armor_class"] == 1
     assert goblin.fields["tags"] == ["horde", "small"]
+
+
+def test_any_and_all_armour_is_every_armour() -> None:
+    # The Black Hack's Warrior: "Weapons & Armor : Any and All" on the line of its other stats
+    text = "Starting HP : d10 + 4 HP Per Level/Resting : 1d10 Weapons & Armor : Any and All Attack Damage : 1d8"
+    fields = parse_fields("class", "WARRIOR", text)
+    assert fields is not None and fields["armor"] == ["light", "medium", "heavy", "shields"]

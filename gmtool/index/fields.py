@@ -349,6 +349,8 @@ def _armor(text: str) -> list[str]:
     t = text.lower()
     if re.match(r"\s*none\b", t):
         return []
+    if re.match(r"\s*(any\s+and\s+all\b|all\s*$)", t):
+        return ["light", "medium", "heavy", "shields"]  # The Black Hack: "Weapons & Armor : Any and All"
     out: list[str] = []
     if re.search(r"\ball\s+armou?r\b", t):
         out += ["light", "medium", "heavy"]
@@ -420,6 +422,19 @@ def parse_fields(content_type: str | None, title: str, body: str) -> dict[str, A
     return None
 
 
+_TAG_LEVEL = re.compile(r"^level (\d)$")
+
+
+def _tag_level(fields: dict[str, Any], tags: list[str]) -> dict[str, Any]:
+    """A spell's level from its tag line or its level group ("Level 3", "Cantrip"), when its
+    text states none (Dungeon World prints "Fireball Level 3 Evocation")."""
+    for t in tags:
+        m = _TAG_LEVEL.match(t)
+        if m or t == "cantrip":
+            return {**fields, "level": int(m.group(1)) if m else 0}
+    return fields
+
+
 def set_fields(doc: Document) -> None:
     """Fill `fields` on every entry of a classified document (in place).
 
@@ -433,6 +448,8 @@ def set_fields(doc: Document) -> None:
         if e.tags and e.content_type is not None:  # "Horde, Small": --where tags=small
             words = [re.sub(r"\s+", " ", t).strip().lower() for t in e.tags if t.strip()]
             fields = {**(fields or {}), "tags": words}
+            if e.content_type == "spell" and fields.get("level") is None:
+                fields = _tag_level(fields, words)
         e.fields = fields
     _inherit_variants(entries)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +49,39 @@ class _Records(Mapping[str, SourceRecord]):
         return sum(1 for _ in self)
 
 
+def distinct_titles(metas: dict[str, SourceMeta]) -> dict[str, SourceMeta]:
+    """Books that share a title (two PDFs both titled "The Black Hack -- English") told apart
+    ("The Black Hack -- English (additional-things-english-v1.0.pdf)"):
+    the one whose file is named after the title keeps it, else the one indexed first; each other
+    one (not a copy of the same file) gets its file name after the title. Only the copies in memory change; the index keeps
+    what the files say."""
+    from gmtool.textnorm import slugify
+
+    groups: dict[str, list[SourceMeta]] = {}
+    for m in metas.values():
+        groups.setdefault(" ".join(m.title.lower().split()), []).append(m)
+    out = dict(metas)
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        slug = slugify(same[0].title)
+        named = sorted(same, key=partial(_title_order, slug))
+        for m in named[1:]:
+            if m.sha256 == named[0].sha256:
+                continue  # a copy of the same file: search folds it ("also in"), nothing to tell apart
+            out[m.source_id] = replace(m, title=f"{m.title} ({Path(m.file).name})")
+    return out
+
+
+def _title_order(title_slug: str, m: SourceMeta) -> tuple[int, str, str]:
+    """Who keeps a shared title: a file named exactly after it, then one whose name starts with
+    it, then the one indexed first."""
+    from gmtool.textnorm import slugify
+
+    stem = slugify(Path(m.file).stem)
+    return (0 if stem == title_slug else 1 if stem.startswith(title_slug) else 2), m.indexed_at, m.file
+
+
 class Library:
     """All indexed sources, flattened: global doc `gid` is entry `gid - offsets[sid]` of `source_of(gid)`.
 
@@ -62,7 +97,7 @@ class Library:
         self.stamp = manifest_stamp(self.index_dir)
         self.manifest = load_manifest(self.index_dir)
         self.warnings: list[str] = []
-        self.metas: dict[str, SourceMeta] = dict(sorted(self.manifest.sources.items()))
+        self.metas: dict[str, SourceMeta] = distinct_titles(dict(sorted(self.manifest.sources.items())))
         self.offsets: dict[str, int] = {}
         n = 0
         for sid, meta in self.metas.items():

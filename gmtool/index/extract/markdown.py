@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
+from gmtool.index.extract.titles import clean_title, split_tags
 from gmtool.index.files import read_text
 from gmtool.textnorm import shown_name
 from gmtool.types import Document, Entry
@@ -164,6 +165,12 @@ def parse_markdown(text: str, name: str | None = None,
 
     if dropped and warnings is not None:
         warnings.append(entries_capped(len(headings) + dropped, len(headings), "headings"))
+    gone = _furniture(lines, headings)
+    if gone:
+        # a running header carried over from a PDF: out of the tree and out of the text; the
+        # text after it continues the section it interrupted
+        lines = ["" if i in gone else ln for i, ln in enumerate(lines)]
+        headings = [h for h in headings if h[0] not in gone]
     out = EntryList("markdown")
     first = headings[0][0] if headings else stop
     out.add_preamble(title or name or "Notes", clean_body(lines[start:first]), start + 1)
@@ -172,6 +179,10 @@ def parse_markdown(text: str, name: str | None = None,
         out.add(clean_inline(raw) or raw.strip(), level, clean_body(lines[body_start:body_end]), idx + 1,
                 body_line=body_start + 1)
     entries = out.entries
+    for e in entries:
+        # a stray emphasis marker ("**Wand of Fireballs"), a bracketed tag or a price after a name
+        e.title, tags = split_tags(clean_title(e.title) or e.title)
+        e.tags = tags or None
     if title is None and headings:
         first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
         if (
@@ -182,6 +193,40 @@ def parse_markdown(text: str, name: str | None = None,
         ):
             title = entries[0].title
     return entries, title
+
+
+# A heading printed this often, that interrupts the text (the next text is another heading, or
+# a sentence going on in lower case) in this share of its places or more, is a PDF's running
+# header carried into a conversion: Basic Fantasy's "BASIC FANTASY RPG" (184 times, 76% of them
+# interrupting) and chapter headers ("MONSTERS", 94%). The most a real repeated heading of the
+# corpus interrupts is 0% ("Actions", 330 times in the SRD 5.2 Markdown).
+_FURNITURE_REPEATS = 5
+_FURNITURE_INTERRUPTS = 0.25
+
+
+def _furniture(lines: list[str], headings: list[tuple[int, int, str, int]]) -> set[int]:
+    """Line indexes of the headings that are page furniture (see _FURNITURE_REPEATS)."""
+    places: dict[str, list[int]] = {}
+    for idx, _level, raw, _body in headings:
+        places.setdefault(clean_inline(raw).lower(), []).append(idx)
+    gone: set[int] = set()
+    for at in places.values():
+        if len(at) < _FURNITURE_REPEATS:
+            continue
+        cut = sum(1 for i in at if _interrupts(lines, i))
+        if cut >= _FURNITURE_INTERRUPTS * len(at):
+            gone.update(at)
+    return gone
+
+
+def _interrupts(lines: list[str], i: int) -> bool:
+    """The first text after line i (images and comments aside) is a heading or goes on in lower case."""
+    for ln in lines[i + 1 : i + 40]:
+        t = ln.strip()
+        if not t or t.startswith("<!--"):
+            continue
+        return t.startswith("#") or t[:1].islower()
+    return True
 
 
 def extract_markdown(path: Path) -> Document:

@@ -20,6 +20,8 @@ from gmtool.types import Document
 
 # Pages per worker task when workers > 1.
 _CHUNK_MIN = 16
+# a line this much larger than the body text is a heading (as in pdf_sections.detect_headings)
+_HEADING_RATIO = 1.07
 
 
 def _open(path: Path):
@@ -158,6 +160,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
     from gmtool.index.extract.labels import fold_labels, merge_twins
+    from gmtool.index.extract.levels import apply_levels
     from gmtool.index.extract.pdf_sections import (
         OutlineItem,
         body_size,
@@ -170,7 +173,8 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         preamble,
         prepend,
     )
-    from gmtool.index.extract.titles import tidy_titles
+    from gmtool.index.extract.titles import cut_tag_words, tidy_titles
+    from gmtool.index.extract.words import hyphenated, rejoin_pages, resolve_pages, vocabulary
 
     n, title, raw_outline, labels = head.pages, head.title, head.outline, head.labels
     heights = {}
@@ -190,15 +194,14 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
             f"{Path(path).name}: none of its {n} pages has a text layer (a scanned PDF?)",
             "run OCR first, e.g. ocrmypdf in.pdf out.pdf",
         )
-    vocab_c: Counter = Counter()
-    for _, _, lines in pages:
-        for ln in lines:
-            for wd in re.findall(r"[A-Za-z]+", ln.text):
-                vocab_c[wd.lower()] += 1
+    texts = [ln.text for _, _, lines in pages for ln in lines]
+    vocab_c = vocabulary(texts)
+    resolve_pages(pages, vocab_c, body_size(pages) * _HEADING_RATIO)
     plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     rules = [getattr(lines, "rules", ()) for _, _, lines in pages]
     pages = _repair_ligatures(pages, vocab_c)
     drop = find_furniture(pages)
+    rejoin_pages(pages, drop, vocab_c, hyphenated(texts))
     vocab = set(vocab_c)
     bsize = body_size(pages)
     heads, classes = detect_headings(pages, drop, bsize)
@@ -207,8 +210,10 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     starts = [nd.start for nd in nodes]
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
-    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * 1.07, entries, starts, rules), labels)
+    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * _HEADING_RATIO, entries, starts, rules), labels)
+    cut_tag_words(entries)
     entries = merge_twins(fold_labels(entries))
+    apply_levels(entries)
     front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
     entries = prepend(front, entries)
     texts = [page_text(lines, drop[i], vocab) for i, (_, _, lines) in enumerate(pages)]

@@ -16,6 +16,8 @@ import ctypes
 import re
 from typing import NamedTuple
 
+from gmtool.index.extract.words import GAP, JOINT, MARKS
+
 # SRD 5.1 stores each in-word hyphen as "-" followed by soft/variant hyphens, and each
 # word gap as tab + CR + space + NBSP: both collapse to their plain forms.
 _ODD_HYPHEN = re.compile("[-\u2010\u2011][\u00ad\u2010\u2011]+|[\u2010\u2011\u00ad]")
@@ -27,6 +29,12 @@ LIGATURE = "\ufffe"
 _LOST_LIGATURE = re.compile("(?<=[A-Za-z])[\ufffe\x00]+(?=[a-z])")
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrabold|SFSX|SFBX|CMBX|\bBX", re.IGNORECASE)
 _ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.IGNORECASE)
+# Gaps between two runs of a line, in font sizes: wider than _WORD_GAP is a word space (or a
+# kerning gap inside a word); letters meeting across more than _GLYPH_GAP (wider than the
+# glyph gaps inside words of the corpus, up to ~0.1) may be a lost word space ("Theplayer" in
+# Additional Things is 0.13 apart). Both are marked for `words.resolve`.
+_WORD_GAP = 0.15
+_GLYPH_GAP = 0.11
 # pdfium reports a hyphen that ends a line as 0x02 or U+FFFE in some files
 _SOFT_END = "\u00ad\x02\ufffe"
 
@@ -385,8 +393,12 @@ def _make_line(group: list) -> Line:
         t = s[7]
         if prev is not None:
             gap = s[0] - prev[2]
-            if gap > 0.15 * s[5] and not parts[-1].endswith((" ", "\t", "\xa0")) and not t[:1].isspace():
-                parts.append(" ")
+            spaced = parts[-1].endswith((" ", "\t", "\xa0")) or t[:1].isspace()
+            letters = parts[-1][-1:].isalpha() and t[:1].isalpha()
+            if gap > _WORD_GAP * s[5] and not spaced:
+                parts.append(GAP if letters else " ")  # a word space, or a kerning gap: the vocabulary decides
+            elif letters and (gap > _GLYPH_GAP * s[5] or (len(s) > 8 and s[8] != prev[8])):
+                parts.append(JOINT)  # a lost word space, or one word: the vocabulary decides
         if not lead_n and prev is not None and len(s) > 8 and s[8] != runs[0][8] and t.strip():
             lead_n = len(parts)
         parts.append(t)
@@ -409,7 +421,7 @@ def _make_line(group: list) -> Line:
     top = min(s[1] for s in runs)
     bottom = max(s[3] for s in runs)
     base = group[0][2][4]
-    lead = clean_text("".join(parts[:lead_n])) if lead_n else ""
+    lead = clean_text("".join(parts[:lead_n]).strip(MARKS)) if lead_n else ""
     cells: tuple = ()
     if len(group) > 1:
         cells = tuple((f[0], f[2], clean_text(f[7])) for _, _, f in group)

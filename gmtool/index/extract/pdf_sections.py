@@ -39,7 +39,7 @@ class OutlineItem(NamedTuple):
 
 _EDGE_NUMBER = re.compile(r"^\d+\s+|\s+\d+$")
 # lines that are content whatever their position: stat-block and spell-header shapes
-_CONTENT_SHAPE = re.compile(
+CONTENT_SHAPE = re.compile(
     r"^(armor class|hit points|hit dice|speed|challenge|senses|languages|skills|saving throws|"
     r"damage (immunities|resistances|vulnerabilities)|condition immunities|casting time|range|"
     r"components|duration|str dex con)\b"
@@ -114,7 +114,7 @@ def find_furniture(pages: list[tuple[float, float, list[Line]]]) -> list[set[int
     for pi, ((_w, h, lines), pk) in enumerate(zip(pages, keys, strict=False)):
         cand = set()
         for i, (ln, key) in enumerate(zip(lines, pk, strict=False)):
-            if key is None or _CONTENT_SHAPE.search(ln.text):
+            if key is None or CONTENT_SHAPE.search(ln.text):
                 continue
             k = key
             m = _PAGE_NUMBER.match(ln.text.strip())

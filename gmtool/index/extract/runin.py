@@ -29,6 +29,14 @@ _MIN_STYLED = 2
 _FIRST_INDENT = 2.5
 
 
+def _line_before(i: int, skip: set[int]) -> int:
+    """The index of the kept line before line i, or -1."""
+    j = i - 1
+    while j >= 0 and j in skip:
+        j -= 1
+    return j
+
+
 def _starts_paragraph(
     lines: list[Line], i: int, skip: set[int], right: dict[int, float] | None = None, first_indent: bool = False
 ) -> bool:
@@ -36,9 +44,7 @@ def _starts_paragraph(
     line before it ends a sentence, or (given the columns' right edges) ends well short.
     With first_indent, line i may sit left of an indented first line (a paragraph's
     first-line indent is no break)."""
-    j = i - 1
-    while j >= 0 and j in skip:
-        j -= 1
+    j = _line_before(i, skip)
     if j < 0:
         return True
     prev, ln = lines[j], lines[i]
@@ -50,6 +56,20 @@ def _starts_paragraph(
         or ln.base < prev.base
         or abs(prev.size - ln.size) > 0.3
         or abs(prev.x0 - ln.x0) > (_FIRST_INDENT if first_indent and prev.x0 > ln.x0 else 0.7) * ln.size
+    )
+
+
+def _goes_on(lines: list[Line], i: int, skip: set[int]) -> bool:
+    """Line i goes on with the sentence of the line before it: it starts in lower case right
+    below a line of its column that ends without a stop ("...using your" / "spell save DC: ...")."""
+    j = _line_before(i, skip)
+    if j < 0 or not lines[i].text[:1].islower():
+        return False
+    prev, ln = lines[j], lines[i]
+    return (
+        prev.col == ln.col
+        and not prev.text.endswith((".", "!", "?", ":", ")"))
+        and 0 < ln.base - prev.base <= 1.4 * max(ln.size, prev.size)
     )
 
 
@@ -117,7 +137,7 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
             if i in drop[pi] or ln.size >= thr or len(ln.text) < 4:
                 continue
             c = _candidate(ln)
-            if c and _starts_paragraph(lines, i, drop[pi], right):
+            if c and _starts_paragraph(lines, i, drop[pi], right) and not _goes_on(lines, i, drop[pi]):
                 cands[i] = c
         if not cands:
             continue
@@ -177,10 +197,44 @@ def _name_of(text: str) -> tuple[str, list[str]]:
     return name, [t.strip() for t in rest.split(",") if t.strip()]
 
 
+def _title_candidate(lines: list[Line], i: int, skip: set[int], edges: tuple[dict, dict], thr: float, tail: bool) -> bool:
+    """Line i may be a title line: short, at body size, not a sentence, opening a paragraph,
+    above a paragraph that starts with its indent (on the next page when `tail`: the line is
+    the last of its page)."""
+    ln = lines[i]
+    t = ln.text
+    right, left = edges
+    if i in skip or ln.size >= thr or (i + 2 >= len(lines) and not tail) or not (t[:1].isupper() or t[:1].isdigit()):
+        return False
+    if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10 or ". " in t:
+        return False
+    full = ln.x1 > right[ln.col] - 2 * ln.size
+    if tail:
+        return not full and _starts_paragraph(lines, i, skip)
+    j = i + 1
+    if j in skip or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
+        return False
+    nxt = lines[j].text
+    if (lines[j].col == ln.col and abs(lines[j].x0 - ln.x0) > 2) or not (nxt[:1].isupper() or nxt[:1].isdigit()) or lines[j].lead or lines[j].lead_bold:
+        return False  # a sentence's first words, not a title above its paragraph
+    tags = _name_of(t)[1]
+    priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
+    if full and not priced:
+        return False
+    # the next paragraph is one short line too: a list, a stat block
+    return priced or not (_starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]))
+
+
+def _tag_words(s: str) -> list[str]:
+    """A tag line's words, a capitalised word and its number kept together ("Level 1")."""
+    return re.findall(r"[A-Z][a-z]+\s+\d+\b|\S+", s)
+
+
 def find_title_lines(pages, drop, thr: float) -> list[Inline]:
     """One-line paragraphs set at body size above a paragraph, repeating down a page with
     the same indent ("Bless Level 1 Ongoing", "Bandages 3 uses, slow, 5 coins"): minor
-    entries that no bookmark or font size marks."""
+    entries that no bookmark or font size marks. One that ends a page has its paragraph on the
+    next one ("Dispel Magic Level 3" at the foot of Dungeon World p.45)."""
     from gmtool.index.extract.titles import sibling_tag_cuts
 
     found: list[Inline] = []
@@ -191,36 +245,18 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
         for ln in lines:
             right[ln.col] = max(right.get(ln.col, 0.0), ln.x1)
             left[ln.col] = min(left.get(ln.col, 1e9), ln.x0)
-        cands: list[int] = []
-        for i, ln in enumerate(lines):
-            t = ln.text
-            if i in skip or ln.size >= thr or i + 2 >= len(lines) or not (t[:1].isupper() or t[:1].isdigit()):
-                continue
-            if t.endswith((".", ":", ";", ",", "!", "?")) or ": " in t or len(t.split()) > 10:
-                continue
-            full = ln.x1 > right[ln.col] - 2 * ln.size
-            j = i + 1
-            if j in skip or not _starts_paragraph(lines, i, skip) or not _starts_paragraph(lines, j, skip):
-                continue
-            nxt = lines[j].text
-            if ". " in t or (lines[j].col == ln.col and abs(lines[j].x0 - ln.x0) > 2) or not (nxt[:1].isupper() or nxt[:1].isdigit()) or lines[j].lead or lines[j].lead_bold:
-                continue  # a sentence's first words, not a title above its paragraph
-            tags = _name_of(t)[1]
-            priced = not ln.lead and not ln.lead_bold and any(re.search(r"\d", g) for g in tags)
-            if full and not priced:
-                continue
-            if not priced and _starts_paragraph(lines, j + 1, skip) and lines[j].x1 - lines[j].x0 < 0.8 * (right[ln.col] - left[ln.col]):
-                continue  # the next paragraph is one short line too: a list, a stat block
-            cands.append(i)
+        kept = [i for i in range(len(lines)) if i not in skip]
+        last = kept[-1] if kept and pi + 1 < len(pages) else -1
+        cands = [i for i in range(len(lines)) if _title_candidate(lines, i, skip, (right, left), thr, i == last)]
         named: list[tuple[int, str, list[str]]] = []
         for idxs in _indent_groups(lines, cands, lambda i: ""):
-            if len(idxs) < _MIN_TEXT:
-                continue
+            if len([i for i in idxs if i != last]) < _MIN_TEXT:
+                continue  # a line at a page's foot joins a list of title lines, it makes none
             texts = [lines[i].text for i in idxs]
             cuts = sibling_tag_cuts(texts)
             for i, t, cut in zip(idxs, texts, cuts, strict=False):
                 if cut:
-                    name, tags = t[:cut].strip(), t[cut:].split()
+                    name, tags = t[:cut].strip(), _tag_words(t[cut:])
                 else:
                     name, tags = _name_of(t)
                     if tags and _phrase(_DIGIT.split(tags[0], 1)[0]):
@@ -229,8 +265,14 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
         for i, name, tags in _shared_first_tags(named, lines):
             if not name or not namelike(name):
                 continue
-            para = _paragraph(lines, i + 1, set(), skip)
-            body = " ".join(lines[j].text for j in para)
+            if i == last:
+                nxt, nskip = pages[pi + 1][2], drop[pi + 1]
+                first = next((k for k in range(len(nxt)) if k not in nskip), len(nxt))
+                if first == len(nxt) or abs(nxt[first].size - lines[i].size) > 0.3 or nxt[first].text == lines[i].text:
+                    continue  # a chapter title at a page's foot, printed again on the next page
+                body = " ".join(nxt[j].text for j in _paragraph(nxt, first, set(), nskip))
+            else:
+                body = " ".join(lines[j].text for j in _paragraph(lines, i + 1, set(), skip))
             found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
     return found
 

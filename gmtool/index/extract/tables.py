@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from gmtool.index.extract.inline import Inline, Pos, namelike
 from gmtool.index.extract.pdf_layout import Line
+from gmtool.index.extract.pdf_sections import CONTENT_SHAPE
 
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 _MIN_ROWS = 4
@@ -149,15 +150,20 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             header = _is_header(rows[0])
             if not header and not any(abs(x - col[0].x0) <= 3 for x in carried):
                 continue
-            found.extend(_entries(pi, rows, col, header))
+            numbered = {c.top for c in col if any(_ROLL.match(d.text) for d in _left_of(c, cells))}
+            found.extend(_entries(pi, rows, col, header, numbered))
             used.update((c.line, c.x0) for c in col)
             now.append(col[0].x0)
         carried = now
     return found
 
 
-def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
+def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: set[float] = frozenset()) -> list[Inline]:  # type: ignore[assignment]
+    """One entry per row. `numbered` holds the tops of the name cells with a roll number left of
+    them: where most rows have one, a line without one is the rest of the row above (its cells
+    wrapped: "in the depth of a" / "dungeon")."""
     tops = [c.top for c, _ in rows]
+    by_number = len(numbered) >= 0.75 * len(rows)
     pitch = median(b - a for a, b in itertools.pairwise(tops)) if len(tops) > 1 else 0.0
     out: list[Inline] = []
     out_top: list[float] = []
@@ -166,10 +172,19 @@ def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
     last_top = rows[-1][0].top
     prev: Cell | None = None
     prev_right: list[Cell] = []
+    row_top = -1.0  # the top of the row a wrapped line belongs to
     for c in col:
         if c.top < first[0].top or c.top > last_top + pitch:
             continue
         right = by_top.get(c.top)
+        if by_number and prev is not None and c.top not in numbered and 0 < c.top - prev.top < 1.5 * pitch:
+            if out and out_top[-1] == row_top:  # the row above is an entry: its text goes on
+                last = out[-1]
+                more = " ".join(d.text for d in right or [])
+                out[-1] = last._replace(title=f"{last.title} {c.text}", body=f"{last.body} {more}".strip())
+            prev = c
+            continue
+        row_top = c.top
         if (
             prev is not None and out and 0 < c.top - prev.top < 0.8 * pitch
             and all(d in prev_right for d in right or [])
@@ -181,8 +196,8 @@ def _entries(pi: int, rows, col: list[Cell], header: bool) -> list[Inline]:
             prev = c
             continue
         prev, prev_right = c, right or []
-        if (header and c is first[0]) or not namelike(c.text):
-            continue
+        if (header and c is first[0]) or not namelike(c.text) or CONTENT_SHAPE.search(c.text):
+            continue  # a header, no name, or a stat line ("Hit Points 13 (2d10 + 2)") beside another
         if right is None and (not out or c.top - out_top[-1] < 0.8 * pitch):
             continue
         body = " ".join(d.text for d in right or [])

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 
 from gmtool.index.extract.pdf_layout import LIGATURE
+from gmtool.textnorm import STOPWORDS
 
 # the letters a lost ligature glyph stood for, most common first
 _LIGATURES = ("fi", "fl", "ff", "ffi", "ffl", "ft", "st")
@@ -24,6 +25,13 @@ _WORD = re.compile(r"[A-Za-z" + LIGATURE + r"]+")
 # a short abbreviation in brackets after a run-in name: "Weak (STR)"
 _ABBREV = re.compile(r"\s*\(([A-Z]{2,5})\)$")
 _SEPARATOR = re.compile(r"\s*[:.\u2013\u2014-]+$")
+# a tag in brackets after a name: "Grappled [Condition]", "Falling [Hazard]"
+_BRACKET_TAG = re.compile(r"\s*\[([A-Za-z][^\[\]]{0,30})\]$")
+# a price in brackets after a name: "Grappling Hook (2 GP)", "Rope (1 sp)", "Torch (5 coins)"
+_PRICE = re.compile(r"\s*\((\d[\d,.]*\s*(?:[cseg]p|pp|gc|sc|cc|gold|silver|copper|coins?)\.?)\)$", re.IGNORECASE)
+# a tag word must be printed as a tag of this many other title lines of the book to be cut off a
+# name (Dungeon World's "Halberd reach, +1 damage" makes "Reach" a tag)
+_TAG_SEEN = 1
 
 
 def word_counts(texts) -> Counter:
@@ -80,6 +88,51 @@ def clean_title(title: str) -> str:
     return " ".join(t.split())
 
 
+def split_tags(title: str) -> tuple[str, list[str]]:
+    """A name without its trailing bracketed tags and price, and those as tags:
+    "Grappled [Condition]" -> ("Grappled", ["Condition"]), "Grappling Hook (2 GP)" ->
+    ("Grappling Hook", ["2 GP"]). A title that is nothing but a tag is kept whole."""
+    tags: list[str] = []
+    while True:
+        m = _BRACKET_TAG.search(title) or _PRICE.search(title)
+        if not m or m.start() == 0:
+            return title, tags
+        tags.insert(0, m.group(1).strip())
+        title = title[: m.start()].rstrip()
+
+
+def cut_tag_words(entries) -> None:
+    """Tag words the book prints as tags elsewhere, cut off the end of title-line names into
+    their tags: "Vorpal Sword Close" (DW weapons print "close" as a tag) -> "Vorpal Sword",
+    "The Carcosan Spire Reach, Thrown" -> "The Carcosan Spire"."""
+    seen: Counter = Counter()
+    for e in entries:
+        if e.origin == "line" and e.tags:
+            seen.update({t.lower() for t in e.tags})
+    if not seen:
+        return
+    for e in entries:
+        if e.origin != "line":
+            continue
+        own = {t.lower() for t in e.tags or ()}
+
+        def tag(w: str, own: set[str] = own) -> bool:
+            return seen[w.lower()] - (w.lower() in own) >= _TAG_SEEN
+
+        cut: list[str] = []
+        parts = e.title.split(", ")
+        while len(parts) > 1 and tag(parts[-1]):
+            cut.insert(0, parts.pop())
+        words = parts[0].split(" ")
+        while len(words) > 1 and tag(words[-1]):
+            cut.insert(0, words.pop())
+        # the name left must keep two words of its own ("The Sterling Hand" is a name: "hand"
+        # is a range tag, but "The Sterling" would be no name)
+        if cut and len(parts) == 1 and sum(1 for w in words if w.lower() not in STOPWORDS) >= 2:
+            e.title = " ".join(words)
+            e.tags = cut + (e.tags or [])
+
+
 def split_lead(title: str, lead: str) -> tuple[str, list[str]] | None:
     """Name and tags when the printed line sets the name in one font and a tag line after
     it in another ("Goblin" bold, "Horde, Small" bold italic)."""
@@ -127,6 +180,9 @@ def tidy_titles(entries, leads: list[str | None], vocab: Counter) -> None:
     for e, lead in zip(entries, leads, strict=False):
         t = clean_title(repair_ligatures(e.title, vocab))
         t = repair_kerning(t, vocab)
+        t, tags = split_tags(t)
+        if tags:
+            e.tags = (e.tags or []) + tags
         if lead:
             split = split_lead(t, clean_title(lead))
             if split:
