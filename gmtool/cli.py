@@ -425,6 +425,8 @@ def ls_cmd(
         from gmtool.present.jsonout import source_dict
 
         data: dict[str, Any] = {"sources": [source_dict(m) for m in sources]}
+        if sources:
+            data["embeddings"] = eng.embedding_status()
         if problems:
             data["problems"] = [asdict(p) for p in problems]
         if verbose:
@@ -444,6 +446,19 @@ def ls_cmd(
         lib, idx, cfg = (escape(line(x)) for x in (p.library, p.index_dir, p.config_file))
         con.print(f"library:   {lib}  [dim](from {p.library_from})[/]\nindex dir: {idx}\nconfig:    {cfg}\n")
     render_sources(con, sources, verbose, problems)
+    if sources:
+        con.print(_embedding_line(eng.embedding_status()))
+
+
+def _embedding_line(st: dict[str, Any]) -> str:
+    """One line under `ls`: are the sentence vectors (used by `ask`) complete?"""
+    done, books, wait = st["books_embedded"], st["books"], st["sections_waiting"]
+    if st["space"] is None:
+        return "[dim]Embeddings: none (ask ranks by keywords only; `gmtool scan` without --no-embed adds them)[/]"
+    if not wait:
+        return f"[dim]Embeddings: all {books} books ({st['device']})[/]"
+    return (f"[yellow]Embeddings: {done}/{books} books; {wait:,} sections wait[/] "
+            "(ask uses keywords for those; `gmtool scan` embeds them)")
 
 
 @app.command()
