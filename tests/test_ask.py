@@ -346,3 +346,49 @@ def test_damaged_source_gives_a_warning_not_a_crash(sample_lib: Path) -> None:
     assert res.results and all(h.source_id != "bestiary" for h in res.results)
     hits = Engine(sample_lib).search("saltglass").results
     assert all(h.source_id != "bestiary" for h in hits)
+
+
+# --- 10. search first, then embeddings, book by book ----------------------------------------
+
+
+class _Stop(Exception):
+    """Raised from the progress callback: the scan dies as a killed one would, mid-embedding."""
+
+
+def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sample_lib: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def progress(done: int, total: int, message: str) -> None:
+        if message.startswith("embedding") and "search" not in seen:  # the first book is being embedded
+            seen["search"] = Engine(sample_lib).search("saltglass").results
+            seen["ask"] = Engine(sample_lib).ask(TANK)
+            seen["status"] = Engine(sample_lib).embedding_status()
+        if message.endswith("(bestiary done)"):
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        Engine(sample_lib).scan(progress=progress)
+    assert seen["search"], "search must work as soon as extraction is done"
+    assert seen["ask"].mode == "keyword" and seen["ask"].results
+    assert any(w.startswith("NO_EMBEDDINGS") and "sections in 3 books wait" in w for w in seen["ask"].warnings)
+    assert seen["status"]["books_embedded"] == 0 and seen["status"]["sections_waiting"] > 0
+
+    vdir = sample_lib / ".gmtool" / "vectors"
+    kept = (vdir / "bestiary.npy").stat().st_mtime_ns
+    status = Engine(sample_lib).embedding_status()
+    assert status["books_embedded"] == 1 and status["books_waiting"] == ["grimoire", "lantern-coast"]
+    ls = json.loads(runner.invoke(app, ["ls", "--json", "-L", str(sample_lib)]).stdout)
+    assert ls["embeddings"]["books_waiting"] == ["grimoire", "lantern-coast"]
+    partial = Engine(sample_lib).ask(TANK)
+    assert partial.mode == "hybrid"
+    assert any(w.startswith("EMBEDDINGS_INCOMPLETE") and "grimoire" in w for w in partial.warnings)
+
+    again = Engine(sample_lib).scan()
+    assert again.unchanged == 3 and not again.warnings
+    rest = sum(len(VectorStore(sample_lib / ".gmtool").read_keys(s)["keys"]) for s in ("grimoire", "lantern-coast"))
+    assert again.embeddings_generated <= rest  # only the unfinished books (less where they share a text)
+    assert again.embeddings_generated > 0
+    assert (vdir / "bestiary.npy").stat().st_mtime_ns == kept
+    assert Engine(sample_lib).embedding_status()["sections_waiting"] == 0
+    res = Engine(sample_lib).ask(TANK)
+    assert res.mode == "hybrid" and not res.warnings and res.results[0].title == "Bulwark Mage"

@@ -61,14 +61,21 @@ def embed_library(index_dir: Path, manifest: Manifest, device: str = "auto", pro
 
 
 def _embed_books(index_dir: Path, manifest: Manifest, emb: Embedder, vs: VectorStore, progress: Any) -> int:
-    """Each book in turn, saved when done. A window text that another book already has (a second
-    copy of the same rulebook) reuses that book's vector instead of being embedded again."""
+    """Each book in turn, saved when done. A window that another book already has is not embedded
+    again: the same text reuses its vector, and an entry that the keyword index found to be a
+    copy of an earlier book's (rank.copies: same title and type, near-identical text; the SRD 5.1
+    as PDF and Markdown) takes that book's windows."""
     from gmtool.storage import store
 
+    copies = _copy_groups(index_dir, manifest)
+    first: dict[int, list[str]] = {}  # copy group -> the windows of its first book
     todo: list[tuple[str, list[int], list[str]]] = []
     for sid in sorted(manifest.sources):
         rec = store.load_source(index_dir, sid, manifest.sources[sid].sha256)
-        todo.append((sid, *units(rec.entries)))
+        idx, texts = units(rec.entries)
+        if copies is not None:
+            idx, texts = _share_copies(idx, texts, copies[sid], first)
+        todo.append((sid, idx, texts))
     total = sum(len(t) for _, _, t in todo)
     done = [0]
 
@@ -87,6 +94,53 @@ def _embed_books(index_dir: Path, manifest: Manifest, emb: Embedder, vs: VectorS
         if progress:
             progress(done[0], total, f"embedding sections ({sid} done)")
     return generated
+
+
+def _copy_groups(index_dir: Path, manifest: Manifest) -> dict[str, list[int]] | None:
+    """Per source, each entry's copy group (-1: none) from the saved keyword docs table; None
+    when there is none that matches the manifest."""
+    import orjson
+
+    from gmtool.storage.layout import keyword_docs_file
+
+    digest = manifest.state.keyword
+    if not digest:
+        return None
+    try:
+        copy = orjson.loads(keyword_docs_file(index_dir, digest).read_bytes())["copy"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    sids = sorted(manifest.sources)  # the keyword index's document order
+    if not isinstance(copy, list) or len(copy) != sum(manifest.sources[s].entry_count for s in sids):
+        return None
+    out: dict[str, list[int]] = {}
+    off = 0
+    for sid in sids:
+        n = manifest.sources[sid].entry_count
+        out[sid] = copy[off:off + n]
+        off += n
+    return out
+
+
+def _share_copies(idx: list[int], texts: list[str], copy: list[int],
+                  first: dict[int, list[str]]) -> tuple[list[int], list[str]]:
+    """One book's windows, an entry whose copy group an earlier book holds taking that book's."""
+    out_idx: list[int] = []
+    out_texts: list[str] = []
+    k = 0
+    while k < len(idx):
+        end = k
+        while end < len(idx) and idx[end] == idx[k]:
+            end += 1
+        entry = idx[k]
+        group = copy[entry] if 0 <= entry < len(copy) else -1
+        windows = texts[k:end]
+        if group >= 0:
+            windows = first.setdefault(group, windows)
+        out_idx += [entry] * len(windows)
+        out_texts += windows
+        k = end
+    return out_idx, out_texts
 
 
 def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | None:

@@ -158,7 +158,9 @@ class Embedder:
         from gmtool.rank import cuda
 
         ort = quiet_ort()
-        if device in ("auto", "cuda") and graph == "rewrite":
+        if device == "cuda" and graph == "rewrite" and not (usable := cuda.RUNTIME.check())[0]:
+            self.warnings.append(f"GPU_NOT_AVAILABLE: {usable[1]}; running on CPU")
+        elif device in ("auto", "cuda") and graph == "rewrite":
             if device == "cuda":
                 self.warnings.append("GPU_NOT_USED: this index's vectors were made by the CPU graph, so the "
                                      "question runs on the CPU to match them (`gmtool scan --device cuda` "
