@@ -339,13 +339,14 @@ def scan(
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto (a usable GPU, else the CPU), cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Discover, extract and index every .pdf/.md/.markdown/.txt below DIR (recursively).
 
     Unchanged files are skipped; deleted files are dropped; one bad file never stops the scan.
+    Search works as soon as the text is indexed; sentence embeddings follow, book by book.
     Exit code 3 when some files failed.
     """
     from gmtool.errors import UsageError
@@ -377,7 +378,7 @@ def index_cmd(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto (a usable GPU, else the CPU), cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -526,7 +527,7 @@ def ask(
     limit: int = typer.Option(10, "--limit", "-n", metavar="N", min=1, max=MAX_LIMIT, help="How many results."),
     min_score: float = typer.Option(0.0, "--min-score", metavar="SCORE", min=0.0, max=1.0, help="Drop results whose 0–1 relevance is below this."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", help="Embedding device for the question: auto (the CPU: faster for one question), cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
     ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
@@ -596,7 +597,7 @@ def doctor(
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Check the embedding runtime, the model, the device and the index health."""
+    """Check the embedding runtime, the model, the device each command uses and the index health."""
     data = _engine(library).doctor(device)
     if as_json:
         _print_json(data)
