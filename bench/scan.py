@@ -3,7 +3,7 @@
 the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
 
 Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
-       python bench/scan.py --first-scan [12|all]
+       python bench/scan.py --first-scan 12|all [--device auto|cpu|cuda]
 --first-scan times a first scan, with embeddings, of the 12-book library (the PDFs of corpus/pdf,
 the Markdown of corpus/md and the four PDFs of corpus/pdf-more that more/ask.jsonl covers;
 12,037 sections) or of every file in those three folders ("all"): when `search` works (the
@@ -93,7 +93,7 @@ def _keyword_committed(lib: Path) -> bool:
     return bool(state.get("keyword"))
 
 
-def first_scan(which: str) -> None:
+def first_scan(which: str, device: str) -> None:
     """A first scan with embeddings: seconds until `search` works, and until every book is embedded."""
     import os
 
@@ -101,7 +101,7 @@ def first_scan(which: str) -> None:
     load = os.getloadavg()
     cpu = _children_cpu()
     t = time.perf_counter()
-    proc = subprocess.Popen([GMTOOL, "scan", str(lib), "--json"], stdout=subprocess.PIPE, text=True, env=bench_env())
+    proc = subprocess.Popen([GMTOOL, "scan", str(lib), "--json", "--device", device], stdout=subprocess.PIPE, text=True, env=bench_env())
     t_search = None
     while proc.poll() is None:
         if t_search is None and _keyword_committed(lib):
@@ -118,7 +118,7 @@ def first_scan(which: str) -> None:
     print(f"first scan of {rep['files_indexed']} files "
           f"({rep['sections']} sections, {rep['embeddings_generated']} windows embedded): "
           f"search after {t_search if t_search is not None else float('nan'):.1f} s, all embeddings after "
-          f"{wall:.1f} s; CPU {cpu:.1f} s (scan, its workers and the one search); "
+          f"{wall:.1f} s (embedding phase {wall - (t_search or 0):.1f} s, --device {device}); CPU {cpu:.1f} s (scan, its workers and the one search); "
           f"load average before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
@@ -137,9 +137,10 @@ def main() -> None:
     ap.add_argument("--rescans", type=int, default=5)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--first-scan", choices=["12", "all"], help="time a first scan with embeddings (see above)")
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="--first-scan's device")
     a = ap.parse_args()
     if a.first_scan:
-        first_scan(a.first_scan)
+        first_scan(a.first_scan, a.device)
         return
     for embed in ([False, True] if a.embed else [False]):
         for workers in a.workers:
