@@ -392,3 +392,21 @@ def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sam
     assert Engine(sample_lib).embedding_status()["sections_waiting"] == 0
     res = Engine(sample_lib).ask(TANK)
     assert res.mode == "hybrid" and not res.warnings and res.results[0].title == "Bulwark Mage"
+
+
+def test_a_second_copy_of_a_book_reuses_the_first_ones_vectors(embedded_copy: Path) -> None:
+    """The copy differs in one sentence (a reprint), so its windows are not the same texts; the
+    keyword index finds its entries to be copies, and they take the first book's windows."""
+    text = (embedded_copy / "lantern-coast.md").read_text(encoding="utf-8")
+    old = "and you land prone unless you take no damage."
+    (embedded_copy / "lantern-coast-reprint.md").write_text(
+        text.replace(old, "and you land prone, dazed and winded, unless you take no damage."), encoding="utf-8")
+    report = Engine(embedded_copy).scan()
+    assert report.indexed == 1 and not report.warnings, report
+    vs = VectorStore(embedded_copy / ".gmtool")
+    reprint, first = vs.read_keys("lantern-coast-reprint"), vs.read_keys("lantern-coast")
+    assert reprint is not None and first is not None and reprint["keys"] == first["keys"]
+    assert report.embeddings_generated == 0
+    res = Engine(embedded_copy).ask(FALL, all_copies=True)
+    assert res.mode == "hybrid" and not res.warnings
+    assert {h.source_id for h in res.results if h.title == "Falling"} == {"lantern-coast", "lantern-coast-reprint"}
