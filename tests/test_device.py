@@ -101,7 +101,7 @@ def test_gpu_graph_gives_the_cpu_graphs_vectors(gpu: FakeCuda) -> None:
     on_gpu = Embedder("auto", graph="shipped")
     on_cpu = Embedder("cpu", graph="shipped")
     assert on_gpu.device == "cuda" and on_gpu.pooled and on_gpu.fingerprint == on_cpu.fingerprint
-    cos = np.sum(on_gpu.embed(texts * 3) * on_cpu.embed(texts * 3), axis=1)
+    cos = np.sum(on_gpu.embed(texts) * on_cpu.embed(texts), axis=1)
     assert cos.min() > 0.9999
 
 
