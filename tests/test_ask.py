@@ -357,13 +357,15 @@ class _Stop(Exception):
 
 def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sample_lib: Path) -> None:
     seen: dict[str, Any] = {}
+    server = Engine(sample_lib)  # a long-lived reader, as `serve` holds one
 
     def progress(done: int, total: int, message: str) -> None:
         if message.startswith("embedding") and "search" not in seen:  # the first book is being embedded
             seen["search"] = Engine(sample_lib).search("saltglass").results
-            seen["ask"] = Engine(sample_lib).ask(TANK)
+            seen["ask"] = server.ask(TANK)
             seen["status"] = Engine(sample_lib).embedding_status()
         if message.endswith("(bestiary done)"):
+            seen["server"] = server.ask(TANK)  # sees the finished book before the scan ends
             raise _Stop
 
     with pytest.raises(_Stop):
@@ -372,6 +374,8 @@ def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sam
     assert seen["ask"].mode == "keyword" and seen["ask"].results
     assert any(w.startswith("NO_EMBEDDINGS") and "sections in 3 books wait" in w for w in seen["ask"].warnings)
     assert seen["status"]["books_embedded"] == 0 and seen["status"]["sections_waiting"] > 0
+    assert seen["server"].mode == "hybrid"
+    assert any(w.startswith("EMBEDDINGS_INCOMPLETE") for w in seen["server"].warnings), seen["server"].warnings
 
     vdir = sample_lib / ".gmtool" / "vectors"
     kept = (vdir / "bestiary.npy").stat().st_mtime_ns

@@ -167,12 +167,21 @@ class _Dense:
 
 
 def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
-    """One dense matrix per snapshot and model: the server keeps it warm between calls."""
+    """One dense matrix per snapshot, model and state of the vectors folder: the server keeps it
+    warm between calls, and sees each book a running scan finishes embedding (every vectors file
+    is renamed into the folder, which changes its mtime) without waiting for the scan's end."""
+    from gmtool.storage.layout import vectors_dir
+
+    try:
+        stamp = vectors_dir(lib.index_dir).stat().st_mtime_ns
+    except OSError:
+        stamp = 0
     key = f"dense:{fingerprint}"
-    dense = lib.cache.get(key)
-    if not isinstance(dense, _Dense):
-        dense = _Dense(lib, fingerprint)
-        lib.cache[key] = dense
+    cached = lib.cache.get(key)
+    if isinstance(cached, tuple) and cached[0] == stamp and isinstance(cached[1], _Dense):
+        return cached[1]
+    dense = _Dense(lib, fingerprint)
+    lib.cache[key] = (stamp, dense)
     return dense
 
 
