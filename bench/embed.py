@@ -1,6 +1,6 @@
 """Embedding throughput: raw onnxruntime vs Embedder.embed, plus query latency and the one-time graph rewrite.
 
-    .venv/bin/python bench/embed.py [--n 300] [--batch 32] [--device cpu]
+    .venv/bin/python bench/embed.py [--n 300] [--batch N] [--device cpu|cuda]
 
 Sections are title + first 200 words from ../shared/corpus/md/cc-srd5.md. "raw" runs the same
 session on the same length-sorted batches with no Python around it beyond numpy padding and pooling,
@@ -37,17 +37,19 @@ def sections(n: int) -> list[str]:
     return out[:n]
 
 
-def throughput(emb: Any, texts: list[str], batch: int, repeat: int) -> None:
+def throughput(emb: Any, texts: list[str], batch: int | None, repeat: int) -> None:
     """raw onnxruntime on the batches embed() forms vs embed() itself, `repeat` times."""
-    ids = emb.tokenize(texts)
-    done: list[int] = []
+    from gmtool.rank.embed import GPU_MAX_BATCH, GPU_TOKEN_BUDGET, PIPE_BLOCK, TOKEN_BUDGET
+
     emb.embed(texts[:8], batch_size=batch)  # warm-up
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-    emb.embed(texts, batch_size=batch, progress=done.append)
-    batches, start = [], 0
-    for size in done:
-        batches.append([ids[i] for i in order[start:start + size]])
-        start += size
+    gpu = emb.device == "cuda"
+    size = 1 if emb.per_text else batch or (GPU_MAX_BATCH if gpu else 32)
+    budget = GPU_TOKEN_BUDGET if gpu else TOKEN_BUDGET
+    batches = []
+    for start in range(0, len(texts), PIPE_BLOCK):  # the blocks and batches embed() forms
+        ids = emb.tokenize(texts[start:start + PIPE_BLOCK])
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        batches += [[ids[i] for i in chunk] for chunk in emb._batches(ids, order, size, budget)]
 
     feeds = [emb._feeds(b) for b in batches]  # padded arrays built outside the timed loop
     session, output = emb._session, emb._output
@@ -88,7 +90,8 @@ def rewrite_time(emb: Any) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=None, help="texts per batch (default: the embedder's, 32 on CPU, "
+                    "512 on a GPU, within a padded-token budget)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()

@@ -3,6 +3,11 @@
 the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
 
 Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
+       python bench/scan.py --first-scan 12|all [--device auto|cpu|cuda]
+--first-scan times a first scan, with embeddings, of the 12-book library (the PDFs of corpus/pdf,
+the Markdown of corpus/md and the four PDFs of corpus/pdf-more that more/ask.jsonl covers;
+12,037 sections) or of every file in those three folders ("all"): when `search` works (the
+keyword index is committed) and when all embeddings are done, plus the CPU time and the load.
 Prints figures; asserts nothing. Besides wall-clock pages/s, each scan's CPU time (the scan
 process and its workers) gives pages per CPU-second: the per-worker speed on a busy machine,
 where wall-clock figures swing with the other load.
@@ -20,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import BENCH_DIR, CORPUS, GMTOOL, PDFS, bench_env, median
+from _corpus import BENCH_DIR, CORPUS, GMTOOL, MDS, PDFS, bench_env, median
 
 
 def fresh_pdf_lib() -> Path:
@@ -62,6 +67,61 @@ def rescan(runs: int) -> float:
     return median(times)
 
 
+MORE_BOOKS = ["additional-things-english-v1.0.pdf", "dungeon-world.pdf", "the-black-hack-english-v1.2.pdf",
+              "the-gobz-hack.pdf"]
+
+
+def first_scan_lib(which: str) -> Path:
+    lib = BENCH_DIR / f"first-scan-{which}"
+    shutil.rmtree(lib, ignore_errors=True)
+    lib.mkdir(parents=True)
+    if which == "all":
+        files = [p for d in ("pdf", "md", "pdf-more") for p in sorted((CORPUS / d).iterdir())]
+    else:
+        files = [CORPUS / "pdf" / n for n in PDFS] + [CORPUS / "md" / n for n in MDS] + \
+            [CORPUS / "pdf-more" / n for n in MORE_BOOKS]
+    for f in files:
+        shutil.copy2(f, lib / f.name)
+    return lib
+
+
+def _keyword_committed(lib: Path) -> bool:
+    try:
+        state = json.loads((lib / ".gmtool" / "manifest.json").read_bytes()).get("state", {})
+    except (OSError, ValueError):
+        return False
+    return bool(state.get("keyword"))
+
+
+def first_scan(which: str, device: str) -> None:
+    """A first scan with embeddings: seconds until `search` works, and until every book is embedded."""
+    import os
+
+    lib = first_scan_lib(which)
+    load = os.getloadavg()
+    cpu = _children_cpu()
+    t = time.perf_counter()
+    proc = subprocess.Popen([GMTOOL, "scan", str(lib), "--json", "--device", device], stdout=subprocess.PIPE, text=True, env=bench_env())
+    t_search = None
+    while proc.poll() is None:
+        if t_search is None and _keyword_committed(lib):
+            t_search = time.perf_counter() - t
+            found = subprocess.run([GMTOOL, "search", "fireball", "--json", "-L", str(lib)], capture_output=True,
+                                   text=True, env=bench_env())
+            hits = len(json.loads(found.stdout)["results"]) if found.returncode == 0 else 0
+            print(f"  search works after {t_search:.1f} s ({hits} hits for 'fireball', "
+                  f"{time.perf_counter() - t:.1f} s with that search)")
+        time.sleep(0.05)
+    wall = time.perf_counter() - t
+    rep = json.loads(proc.stdout.read() if proc.stdout else "{}")
+    cpu = _children_cpu() - cpu
+    print(f"first scan of {rep['files_indexed']} files "
+          f"({rep['sections']} sections, {rep['embeddings_generated']} windows embedded): "
+          f"search after {t_search if t_search is not None else float('nan'):.1f} s, all embeddings after "
+          f"{wall:.1f} s (embedding phase {wall - (t_search or 0):.1f} s, --device {device}); CPU {cpu:.1f} s (scan, its workers and the one search); "
+          f"load average before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+
+
 def baseline() -> None:
     from extract import bench_pdfplumber
 
@@ -76,7 +136,12 @@ def main() -> None:
     ap.add_argument("--baseline", action="store_true", help="also time pdfplumber-only extraction (slow)")
     ap.add_argument("--rescans", type=int, default=5)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--first-scan", choices=["12", "all"], help="time a first scan with embeddings (see above)")
+    ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="--first-scan's device")
     a = ap.parse_args()
+    if a.first_scan:
+        first_scan(a.first_scan, a.device)
+        return
     for embed in ([False, True] if a.embed else [False]):
         for workers in a.workers:
             wall, pages, rep, cpu = full_scan(workers, embed)

@@ -387,13 +387,14 @@ def scan(
     force: bool = typer.Option(False, "--force", "-f", help="Re-index every file, changed or not."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings (keyword search only)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job; at most the cores available)."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto (a usable GPU, else the CPU), cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Discover, extract and index every .pdf/.md/.markdown/.txt below DIR (recursively).
 
     Unchanged files are skipped; deleted files are dropped; one bad file never stops the scan.
+    Search works as soon as the text is indexed; sentence embeddings follow, book by book.
     Exit code 3 when some files failed.
     """
     from gmtool.errors import UsageError
@@ -426,7 +427,7 @@ def index_cmd(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", metavar="N", min=1, help="Extraction processes (default: CPU count, or 1 for a small job; at most the cores available)."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Fail with INDEX_LOCKED instead of waiting for another writer."),
     no_embed: bool = typer.Option(False, "--no-embed", help="Skip the sentence embeddings."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto (a usable GPU, else the CPU), cpu or cuda."),
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -475,6 +476,8 @@ def ls_cmd(
         from gmtool.present.jsonout import source_dict
 
         data: dict[str, Any] = {"sources": [source_dict(m) for m in sources]}
+        if sources:
+            data["embeddings"] = eng.embedding_status()
         if problems:
             data["problems"] = [asdict(p) for p in problems]
         if verbose:
@@ -494,6 +497,19 @@ def ls_cmd(
         lib, idx, cfg = (escape(line(x)) for x in (p.library, p.index_dir, p.config_file))
         con.print(f"library:   {lib}  [dim](from {p.library_from})[/]\nindex dir: {idx}\nconfig:    {cfg}\n")
     render_sources(con, sources, verbose, problems)
+    if sources:
+        con.print(_embedding_line(eng.embedding_status()))
+
+
+def _embedding_line(st: dict[str, Any]) -> str:
+    """One line under `ls`: are the sentence vectors (used by `ask`) complete?"""
+    done, books, wait = st["books_embedded"], st["books"], st["sections_waiting"]
+    if st["space"] is None:
+        return "[dim]Embeddings: none (ask ranks by keywords only; `gmtool scan` without --no-embed adds them)[/]"
+    if not wait:
+        return f"[dim]Embeddings: all {books} books ({st['device']})[/]"
+    return (f"[yellow]Embeddings: {done}/{books} books; {wait:,} sections wait[/] "
+            "(ask uses keywords for those; `gmtool scan` embeds them)")
 
 
 @app.command()
@@ -565,7 +581,7 @@ def ask(
         None, "--min-score", metavar="SCORE", min=0.0, max=1.0,
         help="Drop results whose 0–1 relevance is below this (default: the calibrated floor of a good answer; 0 keeps all)."),
     explain: bool = typer.Option(False, "--explain", help="Show BM25 rank, dense rank, fused score and matched terms."),
-    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device: auto, cpu or cuda."),
+    device: str = typer.Option("auto", "--device", metavar="auto|cpu|cuda", autocompletion=DEVICES, help="Embedding device for the question: auto (the CPU: faster for one question), cpu or cuda."),
     timeout: float = typer.Option(10.0, "--timeout", metavar="SECONDS", min=0.0, help="Seconds to wait for the embedding before keyword-only."),
     ranker: str = typer.Option("hybrid", "--ranker", metavar="hybrid|bm25", autocompletion=_choices("hybrid", "bm25"), help="hybrid (default) or bm25 (keyword only)."),
     all_copies: bool = AllCopiesOpt,
@@ -646,7 +662,7 @@ def doctor(
     library: Optional[Path] = LibraryOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Check the embedding runtime, the model, the device and the index health."""
+    """Check the embedding runtime, the model, the device each command uses and the index health."""
     data = _engine(library).doctor(device)
     if as_json:
         _print_json(data)

@@ -224,8 +224,9 @@ class Service:
                     return
                 self.engine.library().keyword()
             if self.has_embeddings():
-                with self._read:
-                    self.engine.embedder("auto")
+                with self._read:  # questions run on the CPU at once, on a GPU once its session is open
+                    self.engine.question_embedder("cpu", self.engine.library())
+                    self.engine.warm_gpu()
         except Exception as exc:  # noqa: BLE001 - warming is best effort; the first call reports real errors
             log.warning("warm-up skipped: %s", mcpout.one_line(str(exc)))
 

@@ -386,3 +386,71 @@ def test_an_off_topic_question_has_no_good_answer(lib: Path, eng: Engine) -> Non
     # a real question keeps its answer at the default floor, and an explicit 0 keeps every result
     assert eng.ask(FALL).results[0].title == "Falling"
     assert len(eng.ask("blockchain cryptocurrency tax law", min_score=0.0).results) == 10
+
+
+# --- 10. search first, then embeddings, book by book ----------------------------------------
+
+
+class _Stop(Exception):
+    """Raised from the progress callback: the scan dies as a killed one would, mid-embedding."""
+
+
+def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sample_lib: Path) -> None:
+    seen: dict[str, Any] = {}
+    server = Engine(sample_lib)  # a long-lived reader, as `serve` holds one
+
+    def progress(done: int, total: int, message: str) -> None:
+        if message.startswith("embedding") and "search" not in seen:  # the first book is being embedded
+            seen["search"] = Engine(sample_lib).search("saltglass").results
+            seen["ask"] = server.ask(TANK)
+            seen["status"] = Engine(sample_lib).embedding_status()
+        if message.endswith("(bestiary done)"):
+            seen["server"] = server.ask(TANK)  # sees the finished book before the scan ends
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        Engine(sample_lib).scan(progress=progress)
+    assert seen["search"], "search must work as soon as extraction is done"
+    assert seen["ask"].mode == "keyword" and seen["ask"].results
+    assert any(w.startswith("NO_EMBEDDINGS") and "sections in 3 books wait" in w for w in seen["ask"].warnings)
+    assert seen["status"]["books_embedded"] == 0 and seen["status"]["sections_waiting"] > 0
+    assert seen["server"].mode == "hybrid"
+    assert any(w.startswith("EMBEDDINGS_INCOMPLETE") for w in seen["server"].warnings), seen["server"].warnings
+
+    vdir = sample_lib / ".gmtool" / "vectors"
+    kept = (vdir / "bestiary.npy").stat().st_mtime_ns
+    status = Engine(sample_lib).embedding_status()
+    assert status["books_embedded"] == 1 and status["books_waiting"] == ["grimoire", "lantern-coast"]
+    ls = json.loads(runner.invoke(app, ["ls", "--json", "-L", str(sample_lib)]).stdout)
+    assert ls["embeddings"]["books_waiting"] == ["grimoire", "lantern-coast"]
+    partial = Engine(sample_lib).ask(TANK)
+    assert partial.mode == "hybrid"
+    assert any(w.startswith("EMBEDDINGS_INCOMPLETE") and "grimoire" in w for w in partial.warnings)
+
+    again = Engine(sample_lib).scan()
+    assert again.unchanged == 3 and not again.warnings
+    rest = sum(len(VectorStore(sample_lib / ".gmtool").read_keys(s)["keys"]) for s in ("grimoire", "lantern-coast"))
+    assert again.embeddings_generated <= rest  # only the unfinished books (less where they share a text)
+    assert again.embeddings_generated > 0
+    assert (vdir / "bestiary.npy").stat().st_mtime_ns == kept
+    assert Engine(sample_lib).embedding_status()["sections_waiting"] == 0
+    res = Engine(sample_lib).ask(TANK)
+    assert res.mode == "hybrid" and not res.warnings and res.results[0].title == "Bulwark Mage"
+
+
+def test_a_second_copy_of_a_book_reuses_the_first_ones_vectors(embedded_copy: Path) -> None:
+    """The copy differs in one sentence (a reprint), so its windows are not the same texts; the
+    keyword index finds its entries to be copies, and they take the first book's windows."""
+    text = (embedded_copy / "lantern-coast.md").read_text(encoding="utf-8")
+    old = "and you land prone unless you take no damage."
+    (embedded_copy / "lantern-coast-reprint.md").write_text(
+        text.replace(old, "and you land prone, dazed and winded, unless you take no damage."), encoding="utf-8")
+    report = Engine(embedded_copy).scan()
+    assert report.indexed == 1 and not report.warnings, report
+    vs = VectorStore(embedded_copy / ".gmtool")
+    reprint, first = vs.read_keys("lantern-coast-reprint"), vs.read_keys("lantern-coast")
+    assert reprint is not None and first is not None and reprint["keys"] == first["keys"]
+    assert report.embeddings_generated == 0
+    res = Engine(embedded_copy).ask(FALL, all_copies=True)
+    assert res.mode == "hybrid" and not res.warnings
+    assert {h.source_id for h in res.results if h.title == "Falling"} == {"lantern-coast", "lantern-coast-reprint"}

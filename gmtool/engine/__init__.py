@@ -29,6 +29,7 @@ from gmtool.types import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from concurrent.futures import Future
 
     from gmtool.index.indexer import Progress
     from gmtool.query.where import Condition
@@ -81,7 +82,8 @@ class Engine:
         if self.paths.library_from in ("flag", "env"):
             _check_library(self.paths)
         self._lib: Library | None = None
-        self._embedders: dict[str, Embedder] = {}
+        self._embedders: dict[tuple[str, str | None], Embedder] = {}
+        self._gpu: Future[Embedder] | None = None  # serve: a GPU embedder loading in the background
 
     # --- read side -------------------------------------------------------------------------
 
@@ -235,18 +237,69 @@ class Engine:
             _check_fraction("min_score", min_score)
         _check_fraction("timeout", timeout, upper=None, strict=True)
         flt = Filters(types=types, sources=sources, where=_parse_where(where))
+        lib = self.library()
         return ask(
-            self.embedder, self.library(), query, flt, limit=limit, min_score=min_score, device=device,
-            timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies,
+            lambda d: self.question_embedder(d, lib), lib, query, flt, limit=limit, min_score=min_score,
+            device=device, timeout=timeout, ranker=ranker, explain=explain, all_copies=all_copies,
         )
 
-    def embedder(self, device: str = "auto") -> Embedder:
-        """Loaded once per device and kept warm (the MCP server relies on this)."""
-        if device not in self._embedders:
+    def embedder(self, device: str = "auto", graph: str | None = None) -> Embedder:
+        """Loaded once per device and graph and kept warm (the MCP server relies on this)."""
+        key = (device, graph)
+        if key not in self._embedders:
             from gmtool.rank.embed import load_embedder
 
-            self._embedders[device] = load_embedder(device=device, settings=self.settings)
-        return self._embedders[device]
+            self._embedders[key] = load_embedder(device=device, settings=self.settings, graph=graph)
+        return self._embedders[key]
+
+    def question_embedder(self, requested: str, lib: Library) -> Embedder:
+        """The embedder for one question (see gmtool.rank.device): the CPU unless CUDA is asked
+        for, or a GPU session that `warm_gpu` opened is ready; always the graph of the index."""
+        from gmtool.index.embedding import graph_of
+        from gmtool.rank.device import for_question
+
+        graph = graph_of(lib.manifest.state.vector_space)
+        gpu = self._gpu
+        if requested == "auto" and graph != "rewrite" and gpu is not None and gpu.done() and not gpu.exception():
+            return gpu.result()
+        return self.embedder(for_question(requested).device, graph)
+
+    def warm_gpu(self) -> Future[Embedder] | None:
+        """For a long-lived server: open a GPU session in the background, used by questions once
+        it is ready (until then they run on the CPU). None when no GPU is usable or the index's
+        vectors come from the CPU-only graph."""
+        from gmtool.index.embedding import graph_of
+        from gmtool.rank import cuda
+
+        if self._gpu is not None:
+            return self._gpu
+        if not self.has_index() or graph_of(self.library().manifest.state.vector_space) == "rewrite":
+            return None
+        if not cuda.RUNTIME.check()[0]:
+            return None
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="gmtool-gpu-load")
+        self._gpu = pool.submit(self._load_gpu)
+        pool.shutdown(wait=False)
+        return self._gpu
+
+    def _load_gpu(self) -> Embedder:
+        from gmtool.errors import GmtoolError
+        from gmtool.rank.embed import load_embedder
+
+        emb = load_embedder(device="cuda", settings=self.settings, graph="shipped")
+        if emb.device != "cuda":
+            raise GmtoolError("GPU_NOT_AVAILABLE", "; ".join(emb.warnings) or "CUDA could not be used", "")
+        return emb
+
+    def embedding_status(self) -> dict[str, JSONValue]:
+        """How far the sentence vectors are: books and sections still waiting (for `ls`, `doctor`)."""
+        from gmtool.storage.vectors import embedding_status
+
+        lib = self.library()
+        state = lib.manifest.state
+        return embedding_status(self.paths.index_dir, lib.metas, state.vector_space, state.vector_device)
 
     def read(
         self, source_id: str, title: str | None = None, page: int | None = None, max_chars: int = 8000

@@ -26,7 +26,9 @@ class Engine(Protocol):
     paths: Paths
     settings: Settings
 
-    def embedder(self, device: str = ...) -> Embedder: ...
+    def embedder(self, device: str = ..., graph: str | None = ...) -> Embedder: ...
+
+    def embedding_status(self) -> dict[str, JSONValue]: ...
 
     def library(self) -> Library: ...
 
@@ -43,16 +45,22 @@ def doctor(engine: Engine, device: str = "auto") -> dict[str, dict[str, JSONValu
         "paths": {"library": str(engine.paths.library), "index_dir": str(engine.paths.index_dir),
                   "library_from": engine.paths.library_from},
     }
+    from gmtool.rank import cuda
+    from gmtool.rank.device import plan
+
     status = model_status(engine.settings)
     runtime: dict[str, JSONValue] = {k: status.get(k) for k in ("onnxruntime", "providers", "gpu_present")}
+    gpu = cuda.status()
+    runtime["cuda"] = gpu
     out["runtime"] = runtime
+    out["devices"] = dict[str, JSONValue](plan(device, bool(gpu["usable"]), str(gpu["reason"])))
     model: dict[str, JSONValue] = {
         k: status.get(k)
         for k in ("model_path", "model_source", "exists", "sha256", "tokenizer_path", "optimised_model")
     }
     t = time.perf_counter()
     try:
-        emb = engine.embedder(device)
+        emb = engine.embedder(device, _index_graph(engine))
         model["load_s"] = round(time.perf_counter() - t, 3)
         model["fingerprint"] = emb.fingerprint
         runtime["device_requested"] = device
@@ -84,6 +92,16 @@ def _active_writer(index_dir: Path) -> str | None:
     return f"pid {pid} is writing the index{when}"
 
 
+def _index_graph(engine: Engine) -> str | None:
+    """The graph of the index's vectors, so that the model checked is the one `ask` loads."""
+    from gmtool.index.embedding import graph_of
+
+    try:
+        return graph_of(engine.library().manifest.state.vector_space) if engine.has_index() else None
+    except GmtoolError:
+        return None
+
+
 def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValue]:
     try:
         check_folder(Path(engine.paths.index_dir))  # GMTOOL_INDEX_DIR naming a file or a device
@@ -99,6 +117,7 @@ def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValu
 
     vs = VectorStore(engine.paths.index_dir)
     embedded = sum(1 for sid in lib.metas if fingerprint and vs.has(sid, fingerprint))
+    vectors = engine.embedding_status()
     report = engine.verify()
     stale: list[JSONValue] = [p.file for p in report.problems if p.code in ("STALE", "MISSING", "NOT_INDEXED")]
     problems: list[JSONValue] = [f"{p.code} {p.file}" for p in report.problems]
@@ -108,6 +127,10 @@ def _index_health(engine: Engine, fingerprint: str | None) -> dict[str, JSONValu
         "entries": lib.n_docs,
         "embedded_sources": f"{embedded}/{len(lib.metas)}",
         "embedded_share": round(embedded / max(len(lib.metas), 1), 3),
+        "vector_space": vectors["space"],
+        "vector_device": vectors["device"],
+        "sections_waiting": vectors["sections_waiting"],
+        "books_waiting": vectors["books_waiting"],
         "stale_files": stale,
         "problems": problems,
         "size_bytes": store.dir_size(Path(engine.paths.index_dir)),

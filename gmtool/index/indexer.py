@@ -470,7 +470,8 @@ class Indexer:
             from gmtool.index.embedding import embed_library
 
             n, warn = embed_library(self.index_dir, self.manifest, device=self.opts.device,
-                                    progress=self.opts.progress, settings=self.settings)
+                                    progress=self.opts.progress, settings=self.settings,
+                                    commit=self._save_manifest)
             self.report.embeddings_generated = n
             if warn:
                 self.report.warnings.append(warn)

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     import numpy as np
 
     from gmtool.query.library import Library
-    from gmtool.storage.vectors import VectorStore
     from gmtool.types import Embedder
 
 WEAK_ROWS = 3  # when nothing scores well enough, this many nearest entries are shown as weak
@@ -148,7 +147,10 @@ def priors(lib: Library, intent: Intent, flt_types: list[str] | None) -> Priors:
 
 
 class _Dense:
-    """The library's unit vectors as one float32 matrix plus unit -> global entry ids."""
+    """The library's unit vectors as one float32 matrix plus unit -> global entry ids. Only
+    vectors of the question's vector space, made from the book's current version, are used:
+    vectors of another graph do not agree closely enough to rank against (a book without usable
+    vectors is `missing`, and `other_space` when it has vectors of another space)."""
 
     def __init__(self, lib: Library, fingerprint: str) -> None:
         import numpy as np
@@ -160,17 +162,19 @@ class _Dense:
         gids: list[int] = []
         self.missing: list[str] = []
         self.damaged: list[str] = []  # vectors that do not match their checksums: ranked by keywords
+        self.other_space: list[str] = []
         sums = lib.manifest.state.checksums
         for sid in sorted(lib.metas):
             if not all(intact(sums, lib.index_dir, p) for p in (*vector_files(lib.index_dir, sid),
                                                                   unit_index_file(lib.index_dir, sid))):
                 self.damaged.append(sid)
                 continue
-            vec = vs.load(sid, fingerprint)
-            if vec is None:
-                vec = self._compatible(vs, sid, fingerprint)
+            vec = vs.load(sid, fingerprint, source=lib.metas[sid].sha256)
             if vec is None:  # no vectors: no need to work out (at length) what they would have been
                 self.missing.append(sid)
+                meta = vs.read_keys(sid)
+                if meta is not None and meta.get("fingerprint") != fingerprint:
+                    self.other_space.append(sid)
                 continue
             idx = load_unit_index(lib.index_dir, sid, len(vec))
             if idx is None:
@@ -185,24 +189,23 @@ class _Dense:
         self.matrix = np.vstack(mats) if mats else np.zeros((0, 384), dtype=np.float32)
         self.gids = np.asarray(gids, dtype=np.int64)
 
-    @staticmethod
-    def _compatible(vs: VectorStore, sid: str, fingerprint: str) -> np.ndarray | None:
-        """Vectors from the same weights run another way (the CPU-optimised graph vs the plain one on
-        CUDA agree to about 0.99 cosine) still serve, rather than dropping to keyword mode."""
-        meta = vs.read_keys(sid)
-        stored = str(meta.get("fingerprint")) if meta else ""
-        if stored and stored.split("-", 1)[0].split("+")[0] == fingerprint.split("-", 1)[0].split("+")[0]:
-            return vs.load(sid, stored)
-        return None
-
 
 def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
-    """One dense matrix per snapshot and model: the server keeps it warm between calls."""
+    """One dense matrix per snapshot, model and state of the vectors folder: the server keeps it
+    warm between calls, and sees each book a running scan finishes embedding (every vectors file
+    is renamed into the folder, which changes its mtime) without waiting for the scan's end."""
+    from gmtool.storage.layout import vectors_dir
+
+    try:
+        stamp = vectors_dir(lib.index_dir).stat().st_mtime_ns
+    except OSError:
+        stamp = 0
     key = f"dense:{fingerprint}"
-    dense = lib.cache.get(key)
-    if not isinstance(dense, _Dense):
-        dense = _Dense(lib, fingerprint)
-        lib.cache[key] = dense
+    cached = lib.cache.get(key)
+    if isinstance(cached, tuple) and cached[0] == stamp and isinstance(cached[1], _Dense):
+        return cached[1]
+    dense = _Dense(lib, fingerprint)
+    lib.cache[key] = (stamp, dense)
     return dense
 
 
@@ -329,14 +332,21 @@ def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> 
         if w not in warnings:
             warnings.append(w)
     dense = _dense_cache(lib, emb.fingerprint)
+    waiting = _waiting(lib, dense.missing)
+    if dense.other_space:
+        warnings.append(
+            f"VECTORS_MISMATCH: the vectors of {_names(dense.other_space)} were made by another model graph "
+            f"than the question's ({emb.fingerprint.split('-', 1)[0]} on {emb.device}); run `gmtool scan` "
+            "to rebuild them in one space")
     if dense.matrix.shape[0] == 0:
         warnings.append(
-            "NO_EMBEDDINGS: this library has no sentence embeddings yet; run `gmtool scan` "
-            "(without --no-embed) to add them. Showing keyword results."
+            f"NO_EMBEDDINGS: no book has sentence embeddings yet ({waiting}); run `gmtool scan` "
+            "(without --no-embed) to add them, or wait for the running scan. Showing keyword results."
         )
         return None
     if dense.missing:
-        warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors for {', '.join(dense.missing)}; run `gmtool scan`")
+        warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors yet for {_names(dense.missing)} ({waiting}); "
+                        "run `gmtool scan`")
     if dense.damaged:
         warnings.append(f"CHECKSUM_MISMATCH: the vectors of {', '.join(dense.damaged)} are damaged; their entries "
                         "are ranked by keywords until `gmtool scan` writes them again")
@@ -344,6 +354,15 @@ def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> 
     dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
     np.maximum.at(dense_ent, dense.gids, sims)
     return dense_ent
+
+
+def _names(sids: list[str], shown: int = 5) -> str:
+    return ", ".join(sids[:shown]) + (f" and {len(sids) - shown} more" if len(sids) > shown else "")
+
+
+def _waiting(lib: Library, sids: list[str]) -> str:
+    n = sum(lib.metas[s].entry_count for s in sids)
+    return f"{n:,} sections in {len(sids)} book{'s' if len(sids) != 1 else ''} wait"
 
 
 def _annotate(

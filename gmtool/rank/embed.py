@@ -7,6 +7,11 @@ against the source model before it is cached; any failure falls back to the ship
 Because the rewritten graph quantizes activations per tensor, it embeds one text per run (no
 padding), so a text's vector never depends on the other texts in a batch.
 
+Two graphs, two vector spaces: the rewrite ("+r1" in the fingerprint) runs on the CPU only; the
+shipped graph (no suffix) runs on either device and gives the same vectors on both (on CUDA with
+pooling moved into the graph). The vectors of the two agree to about 0.98 cosine, not enough to
+query one with the other, so `graph` picks the one an index was built with.
+
 Importing this module is cheap: onnxruntime, tokenizers, onnx and numpy are imported on first use.
 """
 
@@ -24,7 +29,6 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.rank.model_files import (
     REWRITE_VERSION,
     file_sha256,
-    gpu_present,
     quiet_ort,
     require_model,
     resolve_tokenizer_path,
@@ -39,7 +43,14 @@ if TYPE_CHECKING:
 MAX_LEN = 256
 POOLING = "mean-l2"
 TOKEN_BUDGET = 4096  # padded tokens per batch: long sections go in smaller batches
+# On a GPU bigger batches keep the device busy. Not yet measured (no GPU here): 32k padded
+# tokens is 128 full 256-token windows, whose attention scores (12 heads) take about 400 MB.
+GPU_TOKEN_BUDGET = 32_768
+GPU_MAX_BATCH = 512
+PIPE_BLOCK = 2048  # texts tokenised per step, the next block while the model runs this one
+GRAPHS = ("shipped", "rewrite")  # see the module docstring; None: the device's fastest
 _MIN_REWRITE_COSINE = 0.97  # the rewritten graph must give (almost) the source model's vectors
+_MIN_POOLED_COSINE = 0.9999  # pooling in the graph is the same arithmetic as on the host
 _REWRITE_SAMPLES = [
     "Fireball: a bright streak flashes to a point you choose and blossoms into flame.",
     "Falling damage: 1d6 bludgeoning for every 10 feet fallen, to a maximum of 20d6.",
@@ -50,9 +61,12 @@ _REWRITE_SAMPLES = [
 class Embedder:
     """Texts -> L2-normalised float32 vectors. ``device`` is what is actually used."""
 
-    def __init__(self, device: str = "auto", settings: Settings | None = None, threads: int | None = None) -> None:
+    def __init__(self, device: str = "auto", settings: Settings | None = None, threads: int | None = None,
+                 graph: str | None = None) -> None:
         if device not in ("auto", "cpu", "cuda"):
             raise UsageError("INVALID_DEVICE", f"unknown device {device!r}", "use --device auto, cpu or cuda")
+        if graph is not None and graph not in GRAPHS:
+            raise ValueError(f"graph must be one of {GRAPHS}, not {graph!r}")
         self.settings = settings or Settings.from_env()
         self.warnings: list[str] = []
         self.source_path = require_model(self.settings)
@@ -63,7 +77,7 @@ class Embedder:
         self.threads = threads or available_cores()
         self.source_sha = file_sha256(self.source_path)
         try:
-            variant = self._load(device)
+            variant = self._load(device, graph)
         except GmtoolError:
             raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime and tokenizers raise their own types
@@ -73,11 +87,12 @@ class Embedder:
 
     # -- setup -----------------------------------------------------------------------------------
 
-    def _load(self, device: str) -> str:
+    def _load(self, device: str, graph: str | None) -> str:
         """Tokenizer, session and a probe run; the fingerprint's variant. Whatever these raise means
         the files are not a sentence-embedding model and tokenizer that this code can run."""
         self._tok = self._load_tokenizer()
-        self._session, self.device, self.model_used, variant = self._open_session(device)
+        self.pooled = False  # True when the graph itself pools and normalises (the CUDA graph)
+        self._session, self.device, self.model_used, variant = self._open_session(device, graph)
         self._inputs = {i.name: (i.type or "") for i in self._session.get_inputs()}
         if "input_ids" not in self._inputs:
             raise GmtoolError("MODEL_UNSUPPORTED", f"{self.source_path} has no input_ids input", UNSUPPORTED_HINT)
@@ -148,16 +163,25 @@ class Embedder:
                 os.replace(tmp, cached)  # atomic: a concurrent process reads the old file or the whole new one
         return sess
 
-    def _open_session(self, device: str) -> tuple[Any, str, Path, str]:
+    def _open_session(self, device: str, graph: str | None) -> tuple[Any, str, Path, str]:
         """(session, device in use, model file, fingerprint variant); CUDA when asked and usable."""
+        from gmtool.rank import cuda
+
         ort = quiet_ort()
-        if device in ("auto", "cuda"):
-            sess, reason = self._cuda_session(ort)
-            if sess is not None:
-                return sess, "cuda", self.source_path, ""
+        if device == "cuda" and graph == "rewrite" and not (usable := cuda.RUNTIME.check())[0]:
+            self.warnings.append(f"GPU_NOT_AVAILABLE: {usable[1]}; running on CPU")
+        elif device in ("auto", "cuda") and graph == "rewrite":
             if device == "cuda":
-                self.warnings.append(f"GPU_NOT_AVAILABLE: {reason}; running on CPU")
-        path, variant = self._cpu_model(ort)
+                self.warnings.append("GPU_NOT_USED: this index's vectors were made by the CPU graph, so the "
+                                     "question runs on the CPU to match them (`gmtool scan --device cuda` "
+                                     "rebuilds them on the GPU)")
+        elif device in ("auto", "cuda"):
+            try:
+                return self._cuda_session(ort, cuda.RUNTIME), "cuda", self.source_path, ""
+            except cuda.CudaUnavailable as exc:
+                if device == "cuda":
+                    self.warnings.append(f"GPU_NOT_AVAILABLE: {exc}; running on CPU")
+        path, variant = (self.source_path, "") if graph == "shipped" else self._cpu_model(ort)
         try:
             sess = self._cpu_session(ort, path, variant)
         except Exception:
@@ -167,23 +191,37 @@ class Embedder:
             sess = self._cpu_session(ort, path, variant)
         return sess, "cpu", path, variant
 
-    def _cuda_session(self, ort: Any) -> tuple[Any, str]:
-        """(a CUDA session, "") or (None, why CUDA cannot be used)."""
-        if "CUDAExecutionProvider" not in ort.get_available_providers():
-            return None, "this onnxruntime build has no CUDAExecutionProvider"
-        if not gpu_present():
-            return None, "no NVIDIA GPU/driver found"
+    def _cuda_session(self, ort: Any, runtime: Any) -> Any:
+        """A CUDA session of the shipped graph with pooling inside it (so only the pooled vectors
+        come back to the host), or of the plain graph if the pooled one cannot be built."""
+        pooled = self._pooled_model(ort)
+        sess = runtime.session(pooled if pooled is not None else str(self.source_path),
+                               self._session_options(ort, 4))
+        self.pooled = pooled is not None
+        return sess
+
+    def _pooled_model(self, ort: Any) -> bytes | None:
+        """The shipped graph with pooling appended (checked on the CPU against pooling on the
+        host before it is cached beside the CPU rewrite); None for a model it does not fit."""
+        from gmtool.rank.model_files import pooled_cache_path
+
+        cached = pooled_cache_path(self.settings.cache_dir, self.source_sha)
+        with contextlib.suppress(OSError):
+            return cached.read_bytes()
         try:
-            ort.set_default_logger_severity(4)  # a missing libcublas etc. is logged at ERROR
-            sess = ort.InferenceSession(str(self.source_path), self._session_options(ort, 4),
-                                        providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
-            if sess.get_providers()[0] == "CUDAExecutionProvider":
-                return sess, ""
-            return None, "onnxruntime could not initialise CUDA (check the CUDA/cuDNN libraries)"
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises assorted errors here
-            return None, f"CUDA session failed: {str(exc).splitlines()[0][:200]}"
-        finally:
-            ort.set_default_logger_severity(3)
+            import onnx
+
+            from gmtool.rank.onnx_graph import add_pooling
+
+            hidden = onnx.load_model(str(self.source_path)).graph.output[0].name
+            data = add_pooling(self.source_path.read_bytes(), hidden)
+            if not self._agrees(ort, data, _MIN_POOLED_COSINE, pooled=True):
+                return None
+        except Exception:  # noqa: BLE001 - an unusual model: run the plain graph and pool on the host
+            return None
+        with contextlib.suppress(OSError, GmtoolError):
+            atomic_write(cached, data)
+        return data
 
     def _cpu_model(self, ort: Any) -> tuple[Path, str]:
         """The cached rewritten model when there is (or can be made) one, else the source file."""
@@ -199,7 +237,7 @@ class Embedder:
             from gmtool.rank.onnx_graph import rewrite_model
 
             data, count = rewrite_model(self.source_path.read_bytes())
-            if count > 0 and self._rewrite_agrees(ort, data):
+            if count > 0 and self._agrees(ort, data, _MIN_REWRITE_COSINE):
                 atomic_write(cached, data)
                 return cached, "+" + REWRITE_VERSION
             atomic_write(rejected, b"")
@@ -207,15 +245,18 @@ class Embedder:
             pass
         return self.source_path, ""
 
-    def _rewrite_agrees(self, ort: Any, data: bytes) -> bool:
+    def _agrees(self, ort: Any, data: bytes, min_cosine: float, pooled: bool = False) -> bool:
+        """`data` (a rewritten graph, or with `pooled` one that pools itself) gives the shipped
+        model's vectors, pooled on the host, to `min_cosine` on a few texts."""
         import numpy as np
 
         old, new = self._cpu_session(ort, self.source_path), self._cpu_session(ort, data)
         enc = [e.ids for e in self._tok.encode_batch(_REWRITE_SAMPLES)]
         feeds = self._feeds(enc, {i.name: (i.type or "") for i in old.get_inputs()})
         a = self._pool(old.run([old.get_outputs()[0].name], feeds)[0], feeds)
-        b = self._pool(new.run([new.get_outputs()[0].name], feeds)[0], feeds)
-        return bool(np.isfinite(b).all() and float((a * b).sum(axis=1).min()) >= _MIN_REWRITE_COSINE)
+        b = new.run([new.get_outputs()[0].name], feeds)[0]
+        b = np.asarray(b, dtype=np.float32) if pooled else self._pool(b, feeds)
+        return bool(np.isfinite(b).all() and float((a * b).sum(axis=1).min()) >= min_cosine)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -247,6 +288,10 @@ class Embedder:
 
     def _run_batch(self, batch: list[list[int]]) -> Any:
         feeds = self._feeds(batch)
+        if self.pooled:
+            import numpy as np
+
+            return np.asarray(self._session.run([self._output], feeds)[0], dtype=np.float32)
         if "attention_mask" not in feeds:  # keep the mask for pooling even if the model takes none
             feeds_all = self._feeds(batch, {"input_ids": "", "attention_mask": ""})
             hidden = self._session.run([self._output], feeds)[0]
@@ -257,36 +302,69 @@ class Embedder:
         encs = self._tok.encode_batch(list(texts))
         return [e.ids or [self._pad_id] for e in encs]
 
-    def embed(self, texts: list[str], batch_size: int = 32,
+    def embed(self, texts: list[str], batch_size: int | None = None,
               progress: Callable[[int], None] | None = None) -> numpy.ndarray:
         """float32 [len(texts), dim], L2-normalised, in input order.
 
-        Texts are sorted by token length and batched (at most `batch_size` texts and TOKEN_BUDGET
-        padded tokens per batch); with the rewritten CPU model each text runs alone, `self.threads`
-        of them at once. `progress(n)` is called after each batch with the number of texts just embedded.
+        With the rewritten CPU model each text runs alone, `self.threads` of them at once. Otherwise
+        texts are tokenised a block at a time, the next block while the model runs this one; each
+        block is sorted by token length and cut into batches of at most `batch_size` texts and a
+        padded-token budget (bigger on a GPU). `progress(n)` is called after each run with the
+        number of texts just embedded.
         """
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = self.tokenize(texts)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        chunks = [[i] for i in order] if self.per_text else self._batches(ids, order, batch_size)
-        for chunk, vecs in zip(chunks, self._map_runs([[ids[i] for i in c] for c in chunks]), strict=True):
-            out[chunk] = vecs
-            if progress is not None:
-                progress(len(chunk))
+        if self.per_text:
+            ids = self.tokenize(texts)
+            order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+            chunks = [[i] for i in order]
+            runs = self._map_runs([[ids[i]] for i in order])
+            for chunk, vecs in zip(chunks, runs, strict=True):
+                out[chunk] = vecs
+                if progress is not None:
+                    progress(1)
+            return out
+        gpu = self.device == "cuda"
+        size = batch_size or (GPU_MAX_BATCH if gpu else 32)
+        budget = GPU_TOKEN_BUDGET if gpu else TOKEN_BUDGET
+        for start, ids in self._tokenized_blocks(texts):
+            order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+            for chunk in self._batches(ids, order, size, budget):
+                out[[start + i for i in chunk]] = self._run_batch([ids[i] for i in chunk])
+                if progress is not None:
+                    progress(len(chunk))
         return out
 
+    def _tokenized_blocks(self, texts: list[str]) -> Iterator[tuple[int, list[list[int]]]]:
+        """(offset, token ids) per block of PIPE_BLOCK texts; the tokenizer (which releases the GIL)
+        works on the next block while the caller runs the model on this one."""
+        starts = range(0, len(texts), PIPE_BLOCK)
+        if len(starts) == 1:
+            yield 0, self.tokenize(texts)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="gmtool-tokenize") as pool:
+            pending = pool.submit(self.tokenize, texts[:PIPE_BLOCK])
+            for k, start in enumerate(starts):
+                ids = pending.result()
+                if k + 1 < len(starts):
+                    nxt = starts[k + 1]
+                    pending = pool.submit(self.tokenize, texts[nxt:nxt + PIPE_BLOCK])
+                yield start, ids
+
     @staticmethod
-    def _batches(ids: list[list[int]], order: list[int], batch_size: int) -> list[list[int]]:
+    def _batches(ids: list[list[int]], order: list[int], batch_size: int,
+                 budget: int = TOKEN_BUDGET) -> list[list[int]]:
         out: list[list[int]] = []
         start = 0
         while start < len(order):
             end = start + 1
             while end < len(order) and end - start < batch_size \
-                    and (end - start + 1) * len(ids[order[end]]) <= TOKEN_BUDGET:
+                    and (end - start + 1) * len(ids[order[end]]) <= budget:
                 end += 1
             out.append(order[start:end])
             start = end
@@ -324,7 +402,7 @@ def unsupported(model: Path, tokenizer: Path, exc: Exception) -> GmtoolError:
 
 
 def load_embedder(device: str = "auto", timeout_s: float | None = None,
-                  settings: Settings | None = None) -> Embedder:
+                  settings: Settings | None = None, graph: str | None = None) -> Embedder:
     """An Embedder for the configured model; MODEL_NOT_FOUND if it is missing.
 
     With ``timeout_s``, loading (including the one-time model rewrite) runs in a worker thread and
@@ -333,12 +411,12 @@ def load_embedder(device: str = "auto", timeout_s: float | None = None,
     settings = settings or Settings.from_env()
     require_model(settings)
     if timeout_s is None:
-        return Embedder(device=device, settings=settings)
+        return Embedder(device=device, settings=settings, graph=graph)
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["embedder"] = Embedder(device=device, settings=settings)
+            result["embedder"] = Embedder(device=device, settings=settings, graph=graph)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = exc
 

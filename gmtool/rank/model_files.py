@@ -15,6 +15,7 @@ from gmtool.errors import GmtoolError
 from gmtool.settings import Settings
 
 REWRITE_VERSION = "r1"  # bump when gmtool.rank.onnx_graph changes what it writes: old cache files are then ignored
+POOL_VERSION = "pool1"  # the same, for the pooled graph that CUDA runs
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _VOCAB = _PACKAGE_DIR / "models" / "vocab.txt"
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
@@ -72,6 +73,11 @@ def file_sha256(path: Path) -> str:
 def rewrite_cache_path(cache_dir: Path, source_sha: str) -> Path:
     """The optimised copy of the model with this sha256 (see gmtool.rank.onnx_graph)."""
     return cache_dir / "models" / f"{source_sha[:32]}-{REWRITE_VERSION}.onnx"
+
+
+def pooled_cache_path(cache_dir: Path, source_sha: str) -> Path:
+    """The shipped graph with pooling in it, for CUDA (see gmtool.rank.onnx_graph.add_pooling)."""
+    return cache_dir / "models" / f"{source_sha[:32]}-{POOL_VERSION}.onnx"
 
 
 def gpu_present() -> bool:

@@ -152,3 +152,42 @@ def rewrite_model(data: bytes) -> tuple[bytes, int]:
         return data, 0
     _apply(model, g, plan)
     return model.SerializeToString(), len(plan.replace)
+
+
+POOLED_OUTPUT = "sentence_embedding"
+
+
+def add_pooling(data: bytes, hidden: str, mask: str = "attention_mask") -> bytes:
+    """The model with mean pooling over `mask` and L2 normalisation appended, as one more output
+    `sentence_embedding` [batch, dim]: on a GPU the token-level states then never leave the device
+    (they are 100-250 times the size of the pooled vectors). Same arithmetic as Embedder._pool."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = onnx.load_model_from_string(data)
+    g = model.graph
+    p = "gmtool_pool_"
+    consts = [
+        helper.make_tensor(p + "ax1", TensorProto.INT64, [1], [1]),
+        helper.make_tensor(p + "ax2", TensorProto.INT64, [1], [2]),
+        helper.make_tensor(p + "eps_n", TensorProto.FLOAT, [], [1e-9]),
+        helper.make_tensor(p + "eps_l2", TensorProto.FLOAT, [], [1e-12]),
+    ]
+    g.initializer.extend(consts)
+    g.node.extend([
+        helper.make_node("Cast", [mask], [p + "m"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", [p + "m", p + "ax2"], [p + "m3"]),
+        helper.make_node("Mul", [hidden, p + "m3"], [p + "masked"]),
+        helper.make_node("ReduceSum", [p + "masked", p + "ax1"], [p + "sum"], keepdims=0),
+        helper.make_node("ReduceSum", [p + "m3", p + "ax1"], [p + "count"], keepdims=0),
+        helper.make_node("Max", [p + "count", p + "eps_n"], [p + "count1"]),
+        helper.make_node("Div", [p + "sum", p + "count1"], [p + "mean"]),
+        helper.make_node("Mul", [p + "mean", p + "mean"], [p + "sq"]),
+        helper.make_node("ReduceSum", [p + "sq", p + "ax1"], [p + "sumsq"], keepdims=1),
+        helper.make_node("Sqrt", [p + "sumsq"], [p + "norm"]),
+        helper.make_node("Max", [p + "norm", p + "eps_l2"], [p + "norm1"]),
+        helper.make_node("Div", [p + "mean", p + "norm1"], [POOLED_OUTPUT]),
+    ])
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info(POOLED_OUTPUT, TensorProto.FLOAT, ["batch", None]))
+    return model.SerializeToString()

@@ -114,6 +114,8 @@ class IndexState:
     keyword_stat: list[int] | None = None  # their (size, mtime_ns) when written
     embed_stamp: str | None = None  # sources + model + device of the last complete embedding
     checksums: Checksums = field(default_factory=dict)  # index file -> [size, mtime_ns, digest] (storage.checksums)
+    vector_space: str | None = None  # the embedder fingerprint (model + graph) the vectors are made in
+    vector_device: str | None = None  # the device that made them (cpu or cuda)
 
     def forget(self, sid: str) -> None:
         self.files.pop(sid, None)
@@ -128,6 +130,8 @@ class IndexState:
             "keyword_stat": self.keyword_stat,
             "embed_stamp": self.embed_stamp,
             "checksums": dict(sorted(self.checksums.items())),
+            "vector_space": self.vector_space,
+            "vector_device": self.vector_device,
         }
 
     @classmethod
@@ -147,6 +151,8 @@ class IndexState:
         state.keyword_stat = raw.get("keyword_stat") if _ints(raw.get("keyword_stat")) else None
         state.embed_stamp = raw.get("embed_stamp") if isinstance(raw.get("embed_stamp"), str) else None
         state.checksums = {k: v for k, v in _dict(raw.get("checksums")).items() if valid_checksum(v)}
+        state.vector_space = raw.get("vector_space") if isinstance(raw.get("vector_space"), str) else None
+        state.vector_device = raw.get("vector_device") if isinstance(raw.get("vector_device"), str) else None
         return state
 
 

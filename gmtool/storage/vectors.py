@@ -1,6 +1,6 @@
 """Per-source vector cache: INDEX_DIR/vectors/SID.npy (float16) + SID.keys.json (+ SID.units.json).
 
-The keys file ({"fingerprint": ..., "keys": [...]}) is plain orjson, so the engine can tell whether
+The keys file ({"fingerprint": ..., "source": sha256, "keys": [...]}) is plain orjson, so the engine can tell whether
 vectors are current without importing onnxruntime. A vector is reused when the same text (by
 content hash) was embedded for this source under the same embedder fingerprint.
 """
@@ -20,7 +20,7 @@ from gmtool.storage.layout import unit_index_file, vector_files, vectors_dir
 if TYPE_CHECKING:
     import numpy
 
-    from gmtool.types import Embedder
+    from gmtool.types import Embedder, SourceMeta
 
 
 def section_key(text: str) -> str:
@@ -61,12 +61,15 @@ class VectorStore:
             return False
         return fingerprint is None or meta.get("fingerprint") == fingerprint
 
-    def load(self, source_id: str, fingerprint: str) -> numpy.ndarray | None:
-        """float16 [n, dim] aligned with the texts of the last update, or None."""
+    def load(self, source_id: str, fingerprint: str, source: str | None = None) -> numpy.ndarray | None:
+        """float16 [n, dim] aligned with the texts of the last update, or None; with `source`
+        (the book's sha256) None also when they were made from another version of the book."""
         import numpy as np
 
         meta = self.read_keys(source_id)
         if meta is None or meta.get("fingerprint") != fingerprint:
+            return None
+        if source is not None and meta.get("source", source) != source:
             return None
         npy, _ = self._paths(source_id)
         try:
@@ -80,37 +83,39 @@ class VectorStore:
         return arr
 
     def update(self, source_id: str, texts: list[str], embedder: Embedder,
-               progress: Callable[[int], None] | None = None) -> int:
-        """Make the stored vectors match `texts`; embed only new texts. Returns how many were embedded."""
+               progress: Callable[[int], None] | None = None, known: dict[str, Any] | None = None,
+               source: str | None = None) -> int:
+        """Make the stored vectors match `texts`; embed only new texts. Returns how many were embedded.
+
+        `known` maps text keys to vectors of the same embedder from other sources (reused instead
+        of embedding again) and receives this source's; `source` (the file's sha256) is recorded,
+        so a reader can tell vectors of an older version of the book."""
         import numpy as np
 
         keys = [section_key(t) for t in texts]
         fingerprint = embedder.fingerprint
         old_meta = self.read_keys(source_id)
         old = self.load(source_id, fingerprint) if old_meta is not None else None
-        known: dict[str, int] = {}
+        have: dict[str, Any] = {} if known is None else known
         if old is not None and old_meta is not None:
-            known = {k: i for i, k in enumerate(old_meta["keys"])}
-        todo = [i for i, k in enumerate(keys) if k not in known]
-        # identical texts within one source are embedded once
+            same = old_meta["keys"] == keys and old_meta.get("source") == source
+            for k, row in zip(old_meta["keys"], old, strict=True):
+                have.setdefault(k, row)
+            if same:
+                return 0
+        # identical texts within one source (or already known) are embedded once
         first: dict[str, int] = {}
-        unique_todo = [i for i in todo if first.setdefault(keys[i], i) == i]
-        if old is not None and not unique_todo and old_meta is not None and old_meta["keys"] == keys:
-            return 0
-        dim = embedder.dim
-        out = np.zeros((len(texts), dim), dtype=np.float16)
+        unique_todo = [i for i, k in enumerate(keys) if k not in have and first.setdefault(k, i) == i]
         if unique_todo:
             fresh = embedder.embed([texts[i] for i in unique_todo], progress=progress).astype(np.float16)
-            fresh_by_key = {keys[i]: row for i, row in zip(unique_todo, fresh, strict=False)}
-        else:
-            fresh_by_key = {}
+            for i, row in zip(unique_todo, fresh, strict=True):
+                have[keys[i]] = row
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float16)
         for i, k in enumerate(keys):
-            if k in fresh_by_key:
-                out[i] = fresh_by_key[k]
-            else:
-                assert old is not None
-                out[i] = old[known[k]]
-        meta = {"fingerprint": fingerprint, "dim": dim, "checksum": _checksum(out), "keys": keys}
+            out[i] = have[k]
+        meta = {"fingerprint": fingerprint, "dim": embedder.dim, "checksum": _checksum(out), "keys": keys}
+        if source is not None:
+            meta["source"] = source
         self._write(source_id, out, meta)
         return len(unique_todo)
 
@@ -155,3 +160,24 @@ def load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return idx if isinstance(idx, list) and len(idx) == n else None
+
+
+def embedding_status(index_dir: Path, metas: dict[str, SourceMeta], space: str | None,
+                     device: str | None) -> dict[str, Any]:
+    """Books whose vectors are of the index's space and of the book's current version, and the
+    sections of the others, which still wait for a scan to embed them. Reads only keys files."""
+    vs = VectorStore(index_dir)
+    waiting = [sid for sid, m in sorted(metas.items())
+               if space is None or not _current(vs.read_keys(sid), space, m.sha256)]
+    return {
+        "space": space,
+        "device": device,
+        "books_embedded": len(metas) - len(waiting),
+        "books": len(metas),
+        "sections_waiting": sum(metas[s].entry_count for s in waiting),
+        "books_waiting": waiting,
+    }
+
+
+def _current(meta: dict[str, Any] | None, space: str, sha256: str) -> bool:
+    return meta is not None and meta.get("fingerprint") == space and meta.get("source", sha256) == sha256
