@@ -309,7 +309,7 @@ class Library:
             mine = es[off : off + m.entry_count]
             texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
             targets.extend(off + t for t in fold_targets(mine))
-            system = book_system(sid, m.title, [e.body for e in mine])
+            system = book_system(sid, self.manifest.sources[sid].title, [e.body for e in mine])  # as printed
             systems.extend(system for _ in mine)
             ends.extend(off + end for end in subtree_ends([e.parent for e in mine]))
         return doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],

@@ -89,14 +89,16 @@ _EDITION = re.compile(r"(?:system reference document|\bsrd)[ \t]*v?(\d+\.\d+)\b"
 
 def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
     """The game and edition a book declares, as a key: the edition its SRD licence names most
-    often ("srd 5.1"), else the book's own id, so that a book whose system is unknown is its own
-    system. Copies fold only within one system: another game's Goblin is not this one's."""
+    often ("srd 5.1"), else the book's title as printed (a reprint, or the same book as PDF and as
+    Markdown, carries it), else its own id: a book whose system is unknown is its own system.
+    Copies fold only within one system: another game's Goblin is not this one's."""
     seen: dict[str, int] = {}
     for text in (title, *texts):
         for m in _EDITION.finditer(text):
             seen[m.group(1)] = seen.get(m.group(1), 0) + 1
     if not seen:
-        return f"book:{own_id}"
+        named = " ".join(title.lower().split())
+        return f"book:{named}" if named else f"book:{own_id}"
     return "srd " + max(sorted(seen), key=lambda v: seen[v])
 
 
