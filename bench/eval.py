@@ -158,18 +158,27 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GMTOOL_CONFIG_DIR=str(root / "config"), GMTOOL_CACHE_DIR=str(root / "cache"))
     libs = build_libraries(root)
-    with cf.ThreadPoolExecutor(max_workers=1) as fit_pool:
-        lobo_future = fit_pool.submit(lobo_typed, env)
-        scans = {}
-        for name, lib in libs.items():
-            if a.skip_ask and name != "all":
-                continue
-            if a.skip_ask:
-                t = time.perf_counter()
-                subprocess.run([GMTOOL, "scan", str(lib), "--no-embed", "--json"], capture_output=True, env=env)
-                scans[name] = time.perf_counter() - t
-            else:
-                scans[name] = scan(lib, env)
+    scans: dict[str, float] = {}
+    res: dict[tuple, dict] = {}
+    jobs = [(name, gold, lib, ranker) for name, gold, lib in QUESTIONS for ranker in RANKERS]
+    with cf.ThreadPoolExecutor(max_workers=2 + a.jobs) as pool:
+        lobo_future = pool.submit(lobo_typed, env)
+        if a.skip_ask:
+            t = time.perf_counter()
+            subprocess.run([GMTOOL, "scan", str(libs["all"]), "--no-embed", "--json"], capture_output=True, env=env)
+            scans["all"] = time.perf_counter() - t
+        else:
+            # the small libraries first; their questions are scored while the big one scans
+            for name in ("eval", "more"):
+                scans[name] = scan(libs[name], env)
+            big = pool.submit(scan, libs["all"], env)
+            first = [j for j in jobs if j[2] != "all"]
+            for j, r in zip(first, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), first), strict=True):
+                res[j] = r
+            scans["all"] = big.result()
+            rest = [j for j in jobs if j[2] == "all"]
+            for j, r in zip(rest, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), rest), strict=True):
+                res[j] = r
         lobo = lobo_future.result()
     print("scans (s): " + ", ".join(f"{k} {v:.0f}" for k, v in scans.items()))
     print("\nTyping (library `all`; lobo = typed with the book left out of the typing fit)")
@@ -177,10 +186,6 @@ def main() -> None:
     for r in typing_rows(libs["all"], env, lobo):
         print(f"{r['book'][:40]:40s} {fmt(r['found'])} {fmt(r['page'])} {fmt(r['typed'])} {fmt(r['lobo'])} {fmt(r['junk'])}")
     if not a.skip_ask:
-        jobs = [(name, gold, lib, ranker) for name, gold, lib in QUESTIONS for ranker in RANKERS]
-        with cf.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-            futs = {j: pool.submit(score_set, j[1], libs[j[2]], j[3], env) for j in jobs}
-            res = {j: f.result() for j, f in futs.items()}
         print("\nQuestions (MRR@10 / recall@10; no fitted ranking part here, so no left-out column)")
         print(f"{'set':14s} {'library':8s} {'n':>3s} {'hyb MRR':>8s} {'hyb R@10':>8s} {'kw MRR':>8s} {'kw R@10':>8s}")
         for name, gold, lib in QUESTIONS:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gmtool.index import genre
 
@@ -127,16 +127,6 @@ def signals(ms: frozenset[str]) -> tuple[dict[str, bool], dict[str, bool]]:
     return full, any_
 
 
-class Node(Protocol):
-    """What classify's tree node offers: the entry, its index, normalised title, children, ancestors."""
-
-    entry: Any
-    index: int
-    title: str
-    children: list[int]
-    ancestors: list[int]
-
-
 @dataclass(slots=True)
 class ListOf:
     """A run of like siblings under one parent, with the labels most of them print."""
@@ -145,7 +135,6 @@ class ListOf:
     members: list[int]
     named: bool  # run-ins or table rows rather than headings
     labels: frozenset[str] = frozenset()
-    marker: str | None = None  # the type a heading just above the run names ("Bard Subclasses")
     features: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
