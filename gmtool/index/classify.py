@@ -78,9 +78,6 @@ ROOT_MIN_ENTRIES = 10  # below this a share says nothing
 RULE_MIN_BODY = 40
 # A class described in its chapter runs to a few paragraphs at least.
 CLASS_MIN_BODY = 200
-# A list whose members mostly carry their type's full stat lines is a list of whole entries, so the
-# heading above it groups them rather than being one of them.
-FULL_LIST = 0.5
 _ROLL_CELL = re.compile(r"^\d+(?:\s*[-\u2013\u00ad]\s*\d+)?\s+")
 _EXAMPLE = re.compile(r"\bexamples?\b")
 
@@ -593,7 +590,7 @@ def _list_pass(st: Steps, weights: lists.Weights) -> tuple[dict[int, str], set[i
         p = lst.parent
         ptype = None if p is None else out.get(p, st.weak[p])
         if p is not None and ptype not in (None, "rule"):
-            whole = lst.features[t]["lab_full"] >= FULL_LIST or lst.features[t]["own"] >= FULL_LIST
+            whole = lst.features[t]["lab_full"] >= lists.FULL_LIST or lst.features[t]["own"] >= lists.FULL_LIST
             if not (whole and ptype == t):
                 continue  # a list inside a typed entry is its parts (a monster's features)
             out.pop(p, None)  # a heading over whole entries of its kind groups them ("Animals")

@@ -32,6 +32,8 @@ LIST_TYPES: tuple[str, ...] = (
 FEATURES: tuple[str, ...] = (
     "named", "named_other", "own", "own_other", "weak", "lab_full", "lab_any", "lab_other", "sig",
 )
+# The constants below are set by hand, not fitted (only the weights are): chosen while reading the
+# development books' lists, then checked by bench/fit_typing.py --lobo on every book left out.
 # A run of fewer siblings than this is not a list (two headings can share a label by chance).
 MIN_MEMBERS = 3
 # How far into a body field labels are read: a stat block or a spell's tag lines open the entry.
@@ -46,6 +48,9 @@ TAG_WORDS = 8
 BACKED = 0.5
 # A heading above a run of siblings that names their kind says a sentence or two at most.
 MARKER_BODY = 200
+# A list whose members mostly carry their type's full stat lines is a list of whole entries, so the
+# heading above it groups them rather than being one of them.
+FULL_LIST = 0.5
 # A heading sibling joins a list when its labels overlap the list's this much (Jaccard).
 JOIN_OVERLAP = 0.4
 
