@@ -107,3 +107,13 @@ def test_the_shipped_weights_are_data_with_the_script_that_fits_them():
     assert data["features"] == list(lists.FEATURES) and len(data["weights"]) == len(lists.FEATURES)
     assert data["fitted_by"] == "bench/fit_typing.py" and data["fitted_on"]
     assert 0.5 <= data["threshold"] < 1 and data["margin"] > 0
+
+
+def test_a_field_name_defined_as_a_run_in_is_a_rule_term_not_one_of_the_things():
+    terms = [("Cost", 2, "What the item costs, in silver pieces.", "runin"),
+             ("Damage", 2, "The die rolled when the weapon hits.", "runin"),
+             ("Range", 2, "How far the weapon reaches, in feet.", "runin")]
+    doc = doc_of(("Weapons", 1, PROSE), *terms)
+    got = types(doc)
+    assert all(got[name] != "item" for name, *_ in terms)
+    assert lists.meaning("range increment") is None and lists.meaning("range") == "range"

@@ -173,15 +173,15 @@ def _by_tag(members: list[int], tags: dict[int, str | None]) -> list[list[int]]:
 
 
 def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, str | None],
-          titles: dict[int, bool], tags: dict[int, str | None]) -> list[ListOf]:
-    """Split one parent's children into lists: all its run-ins/rows, and headings grouped by shared labels."""
+          apart: dict[int, bool], tags: dict[int, str | None]) -> list[ListOf]:
+    """Split one parent's children into lists: all its run-ins/rows, and headings grouped by shared labels.
+    `apart`: children that are in no list (see find_lists)."""
     out: list[ListOf] = []
     for style in genre.NAME_ORIGINS:  # run-ins, table rows and name lines are three styles
-        names = [k for k in kids if named[k] == style]
+        names = [k for k in kids if named[k] == style and not apart[k]]
         if len(names) >= MIN_MEMBERS:
             out.extend(ListOf(None, part, True) for part in _by_tag(names, tags))
-    # A heading that names a kind ("Bard Subclasses", "Weapons") heads a run; it is not in one.
-    heads = [k for k in kids if not named[k] and not titles[k]]
+    heads = [k for k in kids if not named[k] and not apart[k]]
     common = _shared([labels[k] for k in heads], MIN_MEMBERS) if len(heads) >= MIN_MEMBERS else frozenset()
     groups: list[tuple[frozenset[str], list[int]]] = []
     bare: list[int] = []
@@ -229,14 +229,18 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
     named = {n.index: n.entry.origin if n.entry.origin in genre.NAME_ORIGINS else None for n in nodes}
     labels = {n.index: labels_of(_own_text(nodes, n, named)) for n in nodes}
     tags = {n.index: tag_type(n.entry) for n in nodes}
-    kinds = {n.index: genre.context_of(n.title) is not None for n in nodes}
+    # A heading that names a kind ("Bard Subclasses", "Weapons") heads a run, and a field's name ("Range",
+    # "Damage", "Cost") defines a rule term: neither is a member of a list of things (a run-in may well
+    # end in a kind word: "Rust Monster").
+    apart = {n.index: meaning(n.title) is not None
+             or (named[n.index] is None and genre.context_of(n.title) is not None) for n in nodes}
     by_parent: dict[int | None, list[int]] = {}
     for n in nodes:
         if n.title:
             by_parent.setdefault(n.entry.parent, []).append(n.index)
     lists: list[ListOf] = []
     for parent in sorted(by_parent, key=lambda p: -1 if p is None else p):
-        for lst in _runs(by_parent[parent], labels, named, kinds, tags):
+        for lst in _runs(by_parent[parent], labels, named, apart, tags):
             lst.parent = parent
             lst.labels = _shared([labels[m] for m in lst.members])
             if len({nodes[m].title for m in lst.members}) >= MIN_MEMBERS:  # not one running header, repeated
