@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 SAMPLE := gmtool/sample
 
-.PHONY: demo test lint bench docs clean sample bytecode
+.PHONY: demo test lint bench eval docs clean sample bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/ask.py
 	$(BIN)/python bench/scan.py
+
+# The transfer evaluation of issue #20: every development book and question set in one table (<= 15 min).
+eval: $(STAMP) bytecode
+	$(BIN)/python bench/eval.py
 
 docs: $(STAMP)
 	$(BIN)/python bench/gen_docs.py

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gmtool.index import genre
+from gmtool.index import genre, lists
 from gmtool.types import Document, Entry
 
 _SCHOOLS = r"(abjuration|conjuration|divination|enchantment|evocation|illusion|necromancy|transmutation)"
@@ -503,13 +503,13 @@ def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     return bool(RULE_CTX.search(top.title) or (len(node.ancestors) > 1 and _under(nodes, node, RULE_CTX, 2)))
 
 
-def _broad_rules(nodes: list[_Node], types: list[str | None]) -> None:
+def _broad_rules(nodes: list[_Node], types: list[str | None], holders: set[int]) -> None:
     """Other systems: every prose section outside an entity is a rule, except front and back
     matter, examples, the book's own title section and lists of typed things ("Weapons")."""
     n = len(nodes)
     for node in reversed(nodes):  # children first: a container of rules is a rule
         i, e, t = node.index, node.entry, node.title
-        if types[i] is not None or not t or e.origin in genre.NAME_ORIGINS or _is_structural(t):
+        if types[i] is not None or not t or e.origin in genre.NAME_ORIGINS or _is_structural(t) or i in holders:
             continue
         if any(types[a] not in (None, "rule") for a in node.ancestors):
             continue  # a part of an entity (a class's starting moves)
@@ -524,8 +524,33 @@ def _broad_rules(nodes: list[_Node], types: list[str | None]) -> None:
             types[i] = "rule"
 
 
-def classify(doc: Document) -> None:
-    """Set `content_type` on every entry of `doc` (in place)."""
+def _genre_pass(nodes: list[_Node], types: list[str | None], own_format: set[str], skip: set[int]) -> list[str | None]:
+    """What the D&D lines left untyped, by the genre's section words and shapes (in place on a copy).
+    A type this book already prints in its own recognisable format (spell lines, stat blocks) is not
+    added by context: there, an entry without that format is something else."""
+    out = list(types)
+    for node in nodes:
+        if out[node.index] is None and node.index not in skip:
+            got = _genre_type(nodes, node, out)
+            out[node.index] = got if got not in own_format else None
+    return out
+
+
+@dataclass(slots=True)
+class Steps:
+    """classify's intermediate results: the tree, the types by the SRD's own lines (`strong`) and by the
+    genre's words and shapes (`weak`), and the book's lists with their evidence. bench/fit_typing.py
+    fits the list weights on exactly these."""
+
+    nodes: list[_Node]
+    strong: list[str | None]
+    own_format: set[str]
+    weak: list[str | None]
+    lists: list[lists.ListOf]
+    entity_format: bool  # the book prints the SRD's own entity lines (spell lines, stat blocks)
+
+
+def typing_steps(doc: Document) -> Steps:
     nodes = _tree(doc.entries)
     types: list[str | None] = [None] * len(nodes)
     # Two passes: the second sees types of later siblings/children (class before its subclass
@@ -533,21 +558,67 @@ def classify(doc: Document) -> None:
     for _ in range(2):
         for node in nodes:
             types[node.index] = _classify_one(nodes, node, types)
-    # Other systems: what the D&D lines left untyped. A type this book already prints in its
-    # own recognisable format (spell lines, stat blocks) is not added by context: there, an
-    # entry without that format is something else (a rule about spells, a table of sizes).
     found = Counter(t for t in types if t is not None)
     own_format = {t for t, n in found.items() if n >= OWN_FORMAT_MIN}
-    for node in nodes:
-        if types[node.index] is None:
-            got = _genre_type(nodes, node, types)
-            types[node.index] = got if got not in own_format else None
-    if found.keys() & ENTITY_FORMATS and max(found[t] for t in ENTITY_FORMATS) >= OWN_FORMAT_MIN:
+    weak = _genre_pass(nodes, types, own_format, set())
+    runs, labels = lists.find_lists(nodes)
+    runs = [lst for lst in runs if lst.parent is None or types[lst.parent] in (None, "rule")]
+    for lst in runs:
+        first = nodes[lst.members[0]]
+        header = genre.header_type(h) if lst.named and (h := _row_header(nodes, first)) else None
+        lists.evidence(nodes, lst, labels, types, weak, header)
+    entity = bool(found.keys() & ENTITY_FORMATS) and max(found[t] for t in ENTITY_FORMATS) >= OWN_FORMAT_MIN
+    return Steps(nodes, types, own_format, weak, runs, entity)
+
+
+def _list_pass(st: Steps, weights: lists.Weights) -> tuple[dict[int, str], set[int]]:
+    """Lists of like siblings typed as a whole: {member: type}, and the parents that hold typed lists."""
+    decided: dict[int, str] = {}
+    for rnd in range(2):  # the second round sees the label signatures of the lists typed in the first
+        if rnd:
+            lists.add_signature(st.lists, decided)
+        for lst in st.lists:
+            t = None if id(lst) in decided else lists.decide(lst, weights)
+            if t is not None and (t not in st.own_format or lst.features[t]["own"] > 0):
+                decided[id(lst)] = t
+    out: dict[int, str] = {}
+    holders: set[int] = set()
+    for lst in st.lists:
+        t = decided.get(id(lst))
+        if t is None:
+            continue
+        p = lst.parent
+        ptype = None if p is None else out.get(p, st.weak[p])
+        if p is not None and ptype not in (None, "rule"):
+            whole = lst.features[t]["lab_full"] >= lists.FULL_LIST or lst.features[t]["own"] >= lists.FULL_LIST
+            if not (whole and ptype == t):
+                continue  # a list inside a typed entry is its parts (a monster's features)
+            out.pop(p, None)  # a heading over whole entries of its kind groups them ("Animals")
+        for m in lst.members:
+            if st.strong[m] is None:
+                out[m] = t
+        if p is not None:
+            holders.add(p)
+    return out, holders
+
+
+def classify(doc: Document, weights: lists.Weights | None = None) -> None:
+    """Set `content_type` on every entry of `doc` (in place). `weights`: the list model's, when not
+    the shipped ones (bench/fit_typing.py leaves a book out). Other systems' lists of like things are
+    typed from their pooled evidence first; the genre's words and shapes then type what no list did."""
+    st = typing_steps(doc)
+    nodes = st.nodes
+    types = list(st.strong)
+    by_list, holders = _list_pass(st, weights or lists.shipped_weights())
+    for i, t in by_list.items():
+        types[i] = t
+    types = _genre_pass(nodes, types, st.own_format, holders)
+    if st.entity_format:
         # a book whose entities print their own lines (the SRDs): rules by the chapter map
         for node in nodes:
             if types[node.index] is None and _is_rule(nodes, node, types):
                 types[node.index] = "rule"
     else:
-        _broad_rules(nodes, types)
+        _broad_rules(nodes, types, holders)
     for node, ct in zip(nodes, types, strict=False):
         node.entry.content_type = ct

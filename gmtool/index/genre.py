@@ -24,6 +24,7 @@ _CONTEXT_WORDS: dict[str, str] = {
     "race": r"ancestr(?:y|ies)|races|kin|kindreds?|lineages?|species|heritages?|peoples",
     "background": r"backgrounds?|communit(?:y|ies)|upbringings?",
     "class": r"classes|playbooks|archetypes|callings|professions|careers",
+    "subclass": r"subclasses|sub classes|specializations|specialisations",
     "feat": r"feats|talents|edges|advanced moves|advances|boons|perks",
     "condition": r"conditions|debilit(?:y|ies)|status(?:es)?(?: effects)?|afflictions|ailments|injuries",
 }
@@ -37,6 +38,21 @@ _HEADER_SINGULAR: dict[str, str] = {
     "background": "background|origin|community|upbringing",
 }
 HEADER = {t: re.compile(rf"^(?:{w}|{_HEADER_SINGULAR.get(t, w)})\b") for t, w in _CONTEXT_WORDS.items()}
+# The nouns that name an entry's kind in its own short first line or tag line ("Level 1 Arcana Spell",
+# "Wondrous item, rare"), singular or plural. Narrower than the section words: a stat line's "Armor"
+# or "Weapon" is a field, not the entry's kind.
+_KIND_NOUNS: dict[str, str] = {
+    "monster": "monsters?|creatures?|adversar(?:y|ies)|npcs?",
+    "spell": "spells?|rituals?|cantrips?|prayers?|miracles?|incantations?|grimoires?",
+    "item": "items?|artifacts?|relics?",
+    "race": "ancestr(?:y|ies)|races?|kindreds?|lineages?|heritages?|species",
+    "background": "backgrounds?|communit(?:y|ies)|upbringings?",
+    "class": "(?<!armor )(?<!armour )class(?:es)?|playbooks?|callings?",
+    "subclass": "subclass(?:es)?|specializations?|specialisations?",
+    "feat": "feats?|talents?|edges?|boons?|perks?",
+    "condition": "conditions?|debilit(?:y|ies)|afflictions?|ailments?",
+}
+TYPE_WORD = {t: re.compile(rf"\b(?:{w})\b") for t, w in _KIND_NOUNS.items()}
 # Headings that are about a kind, not lists of it ("Monster Tags", "Making Monsters").
 _NOT_A_LIST = re.compile(r"\b(tags?|rules?|making|using|creating|building|designing|elements of|parts of|about|reading)\b")
 

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The transfer evaluation (`make eval`): every development book and question set, in one table.
+
+Three libraries are scanned once each, fresh, with embeddings (ask needs them):
+  eval   the 4-book library of ../shared/eval/mklib.sh
+  all    every book of ../shared/corpus/pdf, md and pdf-more
+  more   the pdf-more books alone
+Typing, per book, with the scripts in ../shared/eval: entries_score.py (more/entries.jsonl) for the four
+books of more/, toc_coverage.py for the more2 books (more2/toc_expected_*.json) and both SRD 5.1 PDFs
+(toc_expected_srd51.json). Each is read from the `all` library. The typing weights are fitted (see
+bench/fit_typing.py), so beside the shipped figure each book gets `typed` with that book left out of the
+fit (`lobo`): classification re-run in-process on the book with weights fitted on the other books.
+Questions: score.py with `gmtool ask --json --limit 10` (hybrid) and `--ranker bm25` (keyword only):
+dev_ask and dev_search on `eval` and `all`; more/ask, more2/ask and more2/search on `more`.
+
+Usage: python bench/eval.py [--keep DIR] [--jobs 2] [--skip-ask]
+Prints the tables; asserts nothing (the acceptance bars are in issue #20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import CORPUS, GMTOOL, SHARED
+
+EVAL = SHARED / "eval"
+# Typing gold: (file name, scorer, gold file). The scorer names the script of ../shared/eval.
+TYPING_GOLD: list[tuple[str, str, Path]] = [
+    ("the-black-hack-english-v1.2.pdf", "entries", EVAL / "more" / "entries.jsonl"),
+    ("additional-things-english-v1.0.pdf", "entries", EVAL / "more" / "entries.jsonl"),
+    ("dungeon-world.pdf", "entries", EVAL / "more" / "entries.jsonl"),
+    ("the-gobz-hack.pdf", "entries", EVAL / "more" / "entries.jsonl"),
+    ("DH-SRD-1.0-June-26-2025.pdf", "toc", EVAL / "more2" / "toc_expected_daggerheart.json"),
+    ("Microlite20.pdf", "toc", EVAL / "more2" / "toc_expected_microlite20.json"),
+    ("minimal-opend6-srd.stmt.ms.pdf", "toc", EVAL / "more2" / "toc_expected_opend6.json"),
+    ("SRD5.1-CCBY4.0_License_live_links.pdf", "toc", EVAL / "toc_expected_srd51.json"),
+    ("cc-srd5.pdf", "toc", EVAL / "toc_expected_srd51.json"),
+]
+# Question sets: (name, gold file, library).
+QUESTIONS: list[tuple[str, Path, str]] = [
+    ("dev_ask", EVAL / "dev_ask.jsonl", "eval"),
+    ("dev_search", EVAL / "dev_search.jsonl", "eval"),
+    ("dev_ask", EVAL / "dev_ask.jsonl", "all"),
+    ("dev_search", EVAL / "dev_search.jsonl", "all"),
+    ("more/ask", EVAL / "more" / "ask.jsonl", "more"),
+    ("more2/ask", EVAL / "more2" / "ask.jsonl", "more"),
+    ("more2/search", EVAL / "more2" / "search.jsonl", "more"),
+]
+RANKERS = {"hybrid": "", "keyword": " --ranker bm25"}
+
+
+def build_libraries(root: Path) -> dict[str, Path]:
+    libs = {name: root / name for name in ("eval", "all", "more")}
+    subprocess.run(["sh", str(EVAL / "mklib.sh"), str(libs["eval"])], check=True, stdout=subprocess.DEVNULL)
+    for name, folders in (("all", ("pdf", "md", "pdf-more")), ("more", ("pdf-more",))):
+        libs[name].mkdir(parents=True, exist_ok=True)
+        for folder in folders:
+            for f in sorted((CORPUS / folder).iterdir()):
+                if f.suffix.lower() in (".pdf", ".md"):
+                    shutil.copy2(f, libs[name] / f.name)
+    return libs
+
+
+def scan(lib: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    p = subprocess.run([GMTOOL, "scan", str(lib), "--json"], capture_output=True, text=True, env=env)
+    if p.returncode not in (0, 3):
+        sys.exit(f"scan of {lib} failed ({p.returncode}): {p.stderr.strip()[:300]}")
+    return time.perf_counter() - t
+
+
+def _json_of(cmd: list[str], env: dict[str, str]) -> dict:
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return json.loads(p.stdout)
+
+
+def typing_rows(lib: Path, env: dict[str, str], lobo: dict[str, float | None]) -> list[dict]:
+    """Per book: found / page / typed / junk from the shared scripts, and typed with the book left out."""
+    rows = _json_of([GMTOOL, "ls", "--json", "--library", str(lib)], env)
+    rows = rows.get("sources", rows) if isinstance(rows, dict) else rows
+    sid_of = {r["file"]: r["source_id"] for r in rows}
+    out = []
+    entries_done = False
+    entries = {}
+    for name, scorer, gold in TYPING_GOLD:
+        row: dict = {"book": name, "lobo": lobo.get(name)}
+        if scorer == "entries":
+            if not entries_done:
+                got = _json_of([sys.executable, str(EVAL / "entries_score.py"), str(gold), "--library", str(lib),
+                                "--cmd", GMTOOL, "--json"], env)
+                entries, entries_done = got["books"], True
+            s = entries.get(name, {})
+            row.update(found=s.get("found"), page=s.get("page"), typed=s.get("typed"), junk=s.get("junk"))
+        else:
+            toc = _json_of([GMTOOL, "toc", sid_of[name], "--json", "--library", str(lib)], env)
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+                json.dump(toc, fh)
+            p = subprocess.run([sys.executable, str(EVAL / "toc_coverage.py"), str(gold), fh.name],
+                               capture_output=True, text=True)
+            os.unlink(fh.name)
+            s = json.loads(p.stdout.strip().splitlines()[-1])
+            row.update(found=s["found"], page=None, typed=s["typed"], junk=_junk(toc))
+        out.append(row)
+    return out
+
+
+def _junk(toc: dict) -> float:
+    """entries_score.py's junk rule, for the books it does not score."""
+    sys.path.insert(0, str(EVAL))
+    import entries_score  # type: ignore[import-not-found]
+
+    nodes = list(entries_score.flatten(toc.get("entries", [])))
+    counts = __import__("collections").Counter(entries_score.norm(n.get("title")) for n in nodes)
+    return round(sum(entries_score.is_junk(n.get("title"), counts) for n in nodes) / max(len(nodes), 1), 3)
+
+
+def score_set(gold: Path, lib: Path, ranker: str, env: dict[str, str]) -> dict:
+    cmd = f"{GMTOOL} ask --json --limit 10{RANKERS[ranker]}"
+    p = subprocess.run([sys.executable, str(EVAL / "score.py"), str(gold), "--library", str(lib), "--cmd", cmd,
+                        "--quiet"], capture_output=True, text=True, env=env)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def lobo_typed(env: dict[str, str]) -> dict[str, float | None]:
+    """typed per book with that book left out of the typing fit (bench/fit_typing.py --lobo)."""
+    p = subprocess.run([sys.executable, str(Path(__file__).with_name("fit_typing.py")), "--lobo", "--json"],
+                       capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        print(f"fit_typing.py --lobo failed: {p.stderr.strip()[-300:]}", file=sys.stderr)
+        return {}
+    return json.loads(p.stdout)["typed"]
+
+
+def fmt(v: float | None) -> str:
+    return "    - " if v is None else f"{v:6.3f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--keep", type=Path, help="build the libraries here and keep them (default: a temp folder)")
+    ap.add_argument("--jobs", type=int, default=2, help="score.py runs at once (default 2)")
+    ap.add_argument("--skip-ask", action="store_true", help="typing only (scans without embeddings)")
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    root = a.keep or Path(tempfile.mkdtemp(prefix="gmtool-eval-"))
+    if root.exists() and a.keep:
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GMTOOL_CONFIG_DIR=str(root / "config"), GMTOOL_CACHE_DIR=str(root / "cache"))
+    libs = build_libraries(root)
+    scans: dict[str, float] = {}
+    res: dict[tuple, dict] = {}
+    jobs = [(name, gold, lib, ranker) for name, gold, lib in QUESTIONS for ranker in RANKERS]
+    with cf.ThreadPoolExecutor(max_workers=2 + a.jobs) as pool:
+        lobo_future = pool.submit(lobo_typed, env)
+        if a.skip_ask:
+            t = time.perf_counter()
+            subprocess.run([GMTOOL, "scan", str(libs["all"]), "--no-embed", "--json"], capture_output=True, env=env)
+            scans["all"] = time.perf_counter() - t
+        else:
+            # the small libraries first; their questions are scored while the big one scans
+            for name in ("eval", "more"):
+                scans[name] = scan(libs[name], env)
+            big = pool.submit(scan, libs["all"], env)
+            first = [j for j in jobs if j[2] != "all"]
+            for j, r in zip(first, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), first), strict=True):
+                res[j] = r
+            scans["all"] = big.result()
+            rest = [j for j in jobs if j[2] == "all"]
+            for j, r in zip(rest, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), rest), strict=True):
+                res[j] = r
+        lobo = lobo_future.result()
+    print("scans (s): " + ", ".join(f"{k} {v:.0f}" for k, v in scans.items()))
+    print("\nTyping (library `all`; lobo = typed with the book left out of the typing fit)")
+    print(f"{'book':40s} {'found':>6s} {'page':>6s} {'typed':>6s} {'lobo':>6s} {'junk':>6s}")
+    for r in typing_rows(libs["all"], env, lobo):
+        print(f"{r['book'][:40]:40s} {fmt(r['found'])} {fmt(r['page'])} {fmt(r['typed'])} {fmt(r['lobo'])} {fmt(r['junk'])}")
+    if not a.skip_ask:
+        print("\nQuestions (MRR@10 / recall@10; no fitted ranking part here, so no left-out column)")
+        print(f"{'set':14s} {'library':8s} {'n':>3s} {'hyb MRR':>8s} {'hyb R@10':>8s} {'kw MRR':>8s} {'kw R@10':>8s}")
+        for name, gold, lib in QUESTIONS:
+            h, k = res[(name, gold, lib, "hybrid")], res[(name, gold, lib, "keyword")]
+            print(f"{name:14s} {lib:8s} {h['queries']:3d} {h['mrr@10']:8.3f} {h['recall@10']:8.3f} "
+                  f"{k['mrr@10']:8.3f} {k['recall@10']:8.3f}")
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+    if not a.keep:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Lists of like things: siblings that share a shape are typed as a whole from their pooled evidence
+(field labels through a general map, the kind named above them or in their tag lines), and a lone odd
+entry does not type its list. Small generated books, through classify()."""
+
+from __future__ import annotations
+
+import json
+
+from gmtool.index import lists
+from gmtool.index.classify import classify
+from gmtool.types import Document, Entry
+
+PROSE = "Some prose about how the game is played, and what the table should expect from it."
+
+
+def doc_of(*rows: tuple) -> Document:
+    """rows: (title, level, body[, origin]); the parent is the nearest lower level."""
+    entries: list[Entry] = []
+    for row in rows:
+        title, level, body = row[:3]
+        origin = row[3] if len(row) > 3 else "heading"
+        parent = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].level < level), None)
+        entries.append(Entry(title=title, level=level, page=1, parent=parent, body=body, origin=origin))
+    return Document(format="pdf", title=None, pages=1, entries=entries)
+
+
+def types(doc: Document) -> dict[str, str | None]:
+    classify(doc)
+    return {e.title: e.content_type for e in doc.entries}
+
+
+def test_field_labels_map_to_general_meanings():
+    got = lists.labels_of("Tier 1 Solo\nDifficulty: 14 | Thresholds: 8/15 | HP: 8 | Stress: 3\nATK: +3 | Claws: Very Close")
+    assert {"hp", "atk", "difficulty", "thresholds"} <= got
+    assert lists.meanings(got) >= {"hp", "attack"}
+    assert lists.meaning("armor class") == "defence" and lists.meaning("hit points") == "hp"
+    assert lists.meaning("starting hit points") == "start"  # a class's, not a creature's
+    assert lists.meaning("motives tactics") is None
+
+
+def test_one_clear_stat_line_shape_types_every_sibling_even_a_truncated_one():
+    beasts = [(name, 3, f"HD {n}d8 ({n * 4} hp), AC {12 + n}, Bite +{n} (1d{4 + n})", "runin")
+              for n, name in enumerate(["Badger", "Boar", "Wolf", "Bear", "Lion"], 1)]
+    doc = doc_of(("Beasts of the Field", 1, PROSE), *beasts, ("Griffon", 3, "HD", "runin"))
+    got = types(doc)
+    assert all(got[name] == "monster" for name, *_ in beasts)
+    assert got["Griffon"] == "monster"  # says nothing alone; its list says it
+    assert got["Beasts of the Field"] is None  # the heading groups them, it is not one
+
+
+def test_labels_the_book_repeats_make_a_stat_block_list_among_rule_sections():
+    block = "A hungry thing.\nMotives: Feed\nDifficulty: {d} | HP: {h} | Stress: 2\nATK: +{a} | Bite: Melee | 1d8 phy"
+    rows = [(f"Thing {k}", 2, block.format(d=10 + n, h=4 + n, a=n)) for n, k in enumerate("ABCDE")]
+    doc = doc_of(("Foes and Places", 1, PROSE), ("Using This Chapter", 2, PROSE), *rows,
+                 ("Balancing Fights", 2, PROSE + " Count the party."))
+    got = types(doc)
+    assert all(got[f"Thing {k}"] == "monster" for k in "ABCDE")
+    assert got["Using This Chapter"] != "monster" and got["Balancing Fights"] != "monster"
+
+
+def test_a_lone_odd_entry_does_not_type_its_list():
+    notes = [(f"Note {k}", 2, f"{PROSE} Point {k}.", "runin") for k in "ABCDE"]
+    doc = doc_of(("Table Advice", 1, PROSE), *notes, ("Note F", 2, "HD 2d8 (9 hp), AC 14, Bite +3 (1d6)", "runin"))
+    got = types(doc)
+    assert all(got[f"Note {k}"] != "monster" for k in "ABCDE")
+
+
+def test_a_tag_line_naming_the_kind_splits_spell_cards_from_ability_cards():
+    cards = [(f"Card {k}", 3, f"Level {n} Arcana Spell Recall Cost: 1\nMake a roll against a target within Far range.")
+             for n, k in enumerate("ABCD", 1)]
+    abilities = [(f"Move {k}", 3, f"Level {n} Arcana Ability Recall Cost: 1\nOnce per rest, move anywhere nearby.")
+                 for n, k in enumerate("ABCD", 1)]
+    doc = doc_of(("Card Reference", 1, PROSE), ("Arcana Cards", 2, ""), *cards, *abilities)
+    got = types(doc)
+    assert all(got[f"Card {k}"] == "spell" for k in "ABCD")
+    assert all(got[f"Move {k}"] != "spell" for k in "ABCD")
+
+
+def test_a_marker_heading_above_a_run_names_its_kind():
+    sub = "Play the {t} if you want to lead.\nSPELLCAST TRAIT\nPresence\nFOUNDATION FEATURE\nRally: spend Hope."
+    doc = doc_of(
+        ("Character Options", 1, PROSE),
+        ("Bard Subclasses", 2, "Choose either the Troubadour or Wordsmith subclass."),
+        ("Troubadour", 2, sub.format(t="Troubadour")),
+        ("Wordsmith", 2, sub.format(t="Wordsmith")),
+        ("Druid Subclasses", 2, "Choose either the Warden or the Keeper subclass."),
+        ("Warden", 2, sub.format(t="Warden")),
+        ("Keeper", 2, sub.format(t="Keeper")),
+    )
+    got = types(doc)
+    assert {got[t] for t in ("Troubadour", "Wordsmith", "Warden", "Keeper")} == {"subclass"}
+    assert got["Bard Subclasses"] != "subclass"
+
+
+def test_a_heading_word_for_another_kind_does_not_outvote_the_members_stat_blocks():
+    blocks = [(name, 2, f"Claws (d10 damage) {h} HP {a} Armor\nClose\nSpecial Qualities: Wings\nInstinct: To hunt")
+              for name, h, a in (("Angel", 18, 4), ("Imp", 6, 1), ("Djinn", 14, 2), ("Larva", 3, 0))]
+    odd = ("Swarm", 2, "Bites (d6 damage)\nSpecial Qualities: Many\nInstinct: To feed")  # no HP line
+    doc = doc_of(("Planar Powers", 1, ""), *blocks, odd)
+    got = types(doc)
+    assert all(got[name] == "monster" for name, *_ in blocks)
+    assert got["Swarm"] != "spell"
+
+
+def test_the_shipped_weights_are_data_with_the_script_that_fits_them():
+    data = json.loads(lists.WEIGHTS_FILE.read_text())
+    assert data["features"] == list(lists.FEATURES) and len(data["weights"]) == len(lists.FEATURES)
+    assert data["fitted_by"] == "bench/fit_typing.py" and data["fitted_on"]
+    assert 0.5 <= data["threshold"] < 1 and data["margin"] > 0
+
+
+def test_a_field_name_defined_as_a_run_in_is_a_rule_term_not_one_of_the_things():
+    terms = [("Cost", 2, "What the item costs, in silver pieces.", "runin"),
+             ("Damage", 2, "The die rolled when the weapon hits.", "runin"),
+             ("Range", 2, "How far the weapon reaches, in feet.", "runin")]
+    doc = doc_of(("Weapons", 1, PROSE), *terms)
+    got = types(doc)
+    assert all(got[name] != "item" for name, *_ in terms)
+    assert lists.meaning("range increment") is None and lists.meaning("range") == "range"
