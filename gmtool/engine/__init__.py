@@ -165,6 +165,7 @@ class Engine:
                 "fields": e.fields or None,
                 "index": i,
                 "line": e.line,
+                "file": e.file,
                 "children": [],
             }
 

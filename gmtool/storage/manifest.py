@@ -55,10 +55,14 @@ class IndexState:
     keyword: str | None = None  # digest of the keyword matrices on disk
     keyword_stat: list[int] | None = None  # their (size, mtime_ns) when written
     embed_stamp: str | None = None  # sources + model + device of the last complete embedding
+    # folder books: sid -> chapter file -> its stamp and sha256, so one changed chapter is found
+    # (and only it hashed) without reading the others
+    chapters: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     def forget(self, sid: str) -> None:
         self.files.pop(sid, None)
         self.index_stat.pop(sid, None)
+        self.chapters.pop(sid, None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +72,7 @@ class IndexState:
             "keyword": self.keyword,
             "keyword_stat": self.keyword_stat,
             "embed_stamp": self.embed_stamp,
+            "chapters": dict(sorted(self.chapters.items())),
         }
 
     @classmethod
@@ -86,6 +91,7 @@ class IndexState:
         state.keyword = raw.get("keyword") if isinstance(raw.get("keyword"), str) else None
         state.keyword_stat = raw.get("keyword_stat") if _ints(raw.get("keyword_stat")) else None
         state.embed_stamp = raw.get("embed_stamp") if isinstance(raw.get("embed_stamp"), str) else None
+        state.chapters = {k: v for k, v in _dict(raw.get("chapters")).items() if isinstance(v, dict)}
         return state
 
 
