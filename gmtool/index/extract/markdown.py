@@ -209,11 +209,11 @@ def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx
     return top.title if title_page else None
 
 
-# A title page holds a subtitle, a byline, a version line: a first heading with more words
-# under it before its next peer is a chapter ("The Basics"), not the book's title. 60 words is
-# above the cover text of the corpus's Markdown books (Fate Condensed: 31) and below any
-# chapter opening in them.
-_TITLE_PAGE_WORDS = 60
+# A title page holds a subtitle, a byline, a copyright and attribution notice, and no sections
+# of its own: a first heading with subsections, or with more words than this before its next
+# peer, is a chapter ("The Basics"), not the book's title. Fate Condensed's title page with
+# its attribution notice is 120 words; a chapter without subsections runs to thousands.
+_TITLE_PAGE_WORDS = 300
 
 
 def parse_chapter(text: str, name: str | None = None) -> Parsed:

@@ -26,6 +26,8 @@ _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
 # a Hugo name box: a line of shortcodes around one short name (and values after `<--->`)
 _BOX = re.compile(r"^\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+(?P<inner>[^{}]+?)\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+$")
 _COLUMN_BREAK = re.compile(r"\s*<[-=]{2,}>\s*")
+_BOX_VALUE = re.compile(r"\s+(?:---|\u2014)\s+")  # "Rolling Boulder --- 6 (12)": a name, then its values
+_EM_DASH = re.compile(r"(?<=\w)---(?=\w)|(?<=\s)---(?=\s)")  # pandoc's em dash: "Abilities---A"
 
 
 def _blank_keeping_lines(match: re.Match[str]) -> str:
@@ -37,10 +39,14 @@ def _table_as_pipes(match: re.Match[str]) -> str:
     Markdown table and its rows keep their line numbers."""
     block = match.group(0)
     lines = [""] * (block.count("\n") + 1)
+    at = []
     for row in _ROW.finditer(block):
         cells = [" ".join(inline_text(c).split()) for c in _CELL.findall(row.group(1))]
         if any(cells):
-            lines[block.count("\n", 0, row.start())] = "| " + " | ".join(cells) + " |"
+            at.append(block.count("\n", 0, row.start()))
+            lines[at[-1]] = "| " + " | ".join(cells) + " |"
+    for k in range(at[0] + 1, at[-1]) if at else ():
+        lines[k] = lines[k] or "|"  # an empty row: the table stays one block (`<thead>`, `<p>` lines)
     return "\n".join(lines)
 
 
@@ -80,6 +86,8 @@ def inline_text(text: str, br: str = " ") -> str:
         text = _TAG.sub("", text)
     if "&" in text:
         text = html.unescape(text).replace("\xa0", " ")
+    if "---" in text:
+        text = _EM_DASH.sub("\u2014", text)
     return text
 
 
@@ -101,6 +109,7 @@ def name_box(line: str) -> tuple[str, str] | None:
     if m is None:
         return None
     parts = _COLUMN_BREAK.split(m.group("inner"))
+    parts = [*_BOX_VALUE.split(parts[0], maxsplit=1), *parts[1:]]
     name = " ".join(inline_text(parts[0]).split())
     if not name or "{{" in name:
         return None

@@ -55,6 +55,7 @@ def _blocks(lines: list[str], start: int) -> list[list[int]]:
 
 
 def _table(lines: list[str], block: list[int]) -> list[Row]:
+    block = [i for i in block if any(_cells(lines[i])) or _SEP.match(lines[i])]
     header: list[str] = []
     data = block
     if len(block) > 1 and _SEP.match(lines[block[1]]):
