@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gmtool.index.extract import mdmarkup
+from gmtool.index.extract.labels import fold_labels
 from gmtool.index.extract.mdrows import drop_index_rows, table_rows
 from gmtool.index.extract.sections import EntryList
 from gmtool.index.files import read_text
@@ -235,6 +236,8 @@ def parse_chapter(text: str, name: str | None = None) -> Parsed:
         if h.lead:
             body = f"{h.lead}\n\n{body}".strip()
         out.add(clean_inline(h.raw) or h.raw.strip(), h.level, body, h.idx + 1, body_line=h.body_start + 1)
+        if h.box:  # a name box is a one-row table (name | level | price): a name, typed like a table row
+            out.entries[-1].origin = "row"
         while r < len(rows) and rows[r].idx < body_end:
             if rows[r].idx > h.idx:
                 out.add_inline(rows[r].name, rows[r].body, rows[r].idx + 1, "row")
@@ -256,4 +259,4 @@ def extract_markdown(path: Path) -> Document:
     path = Path(path)
     text = read_text_file(path)
     entries, title = parse_markdown(text, path.stem)
-    return Document(format="md", title=title, pages=1, entries=drop_index_rows(entries), page_texts=[text], lines=text.count("\n") + 1)
+    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries)), page_texts=[text], lines=text.count("\n") + 1)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from gmtool.index.extract.labels import fold_labels
 from gmtool.index.extract.markdown import Parsed
 from gmtool.index.extract.mdrows import drop_index_rows
 from gmtool.types import Document, Entry
@@ -126,7 +127,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
             heads[folder] = off
         entries.extend(local)
     title = marker_title or _root_title(chapters) or _spelled_out(folder_name, entries) or readable(folder_name)
-    return Document(format="md", title=title, pages=1, entries=drop_index_rows(entries), page_texts=[],
+    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries)), page_texts=[],
                     lines=sum(_lines(ch) for ch in chapters))
 
 
