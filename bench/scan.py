@@ -2,7 +2,9 @@
 """Scan speed on the corpus PDFs: full-scan pages/s with --workers 1 and 2, embeddings off and on,
 the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
 
-Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
+Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2] [--markdown]
+--markdown times the Markdown corpus instead: the 4 single-file books and md-more's 3 folder books
+(MB/s, MB per CPU-second), and a rescan with one chapter of a folder book changed.
 Prints figures; asserts nothing. Besides wall-clock pages/s, each scan's CPU time (the scan
 process and its workers) gives pages per CPU-second: the per-worker speed on a busy machine,
 where wall-clock figures swing with the other load.
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import BENCH_DIR, CORPUS, GMTOOL, PDFS, bench_env, median
+from _corpus import BENCH_DIR, CORPUS, GMTOOL, MDS, PDFS, bench_env, median
 
 
 def fresh_pdf_lib() -> Path:
@@ -52,6 +54,31 @@ def full_scan(workers: int, embed: bool) -> tuple[float, int, dict, float]:
     return wall, pages, rep, cpu
 
 
+def markdown_scan(workers: int) -> None:
+    """Full keyword-only scan of the Markdown corpus, then a rescan with one chapter edited."""
+    lib = BENCH_DIR / "scan-md"
+    shutil.rmtree(lib, ignore_errors=True)
+    lib.mkdir(parents=True)
+    for n in MDS:
+        shutil.copy2(CORPUS / "md" / n, lib / n)
+    more = CORPUS / "md-more"
+    for folder in sorted(p for p in more.iterdir() if p.is_dir()):
+        shutil.copytree(folder, lib / folder.name)
+    size = sum(p.stat().st_size for p in lib.rglob("*") if p.suffix in (".md", ".markdown"))
+    for label, touch in (("full scan", None), ("one chapter changed", "open-legend/GMScreen.md")):
+        if touch:
+            with open(lib / touch, "a", encoding="utf-8") as fh:
+                fh.write("\nOne more line.\n")
+        cmd = [GMTOOL, "scan", str(lib), "--json", "--no-embed", "--workers", str(workers)]
+        cpu = _children_cpu()
+        t = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
+        wall, cpu = time.perf_counter() - t, _children_cpu() - cpu
+        rep = json.loads(p.stdout)
+        print(f"Markdown {label}, --workers {workers}: {size / 1e6:.1f} MB in {wall:.2f} s = {size / 1e6 / wall:.2f} MB/s; "
+              f"CPU {cpu:.2f} s = {size / 1e6 / cpu:.2f} MB per CPU-second; files read: {len(rep['indexed_files'])}")
+
+
 def rescan(runs: int) -> float:
     lib = BENCH_DIR / "scan-pdfs"
     times = []
@@ -76,7 +103,12 @@ def main() -> None:
     ap.add_argument("--baseline", action="store_true", help="also time pdfplumber-only extraction (slow)")
     ap.add_argument("--rescans", type=int, default=5)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--markdown", action="store_true", help="time the Markdown corpus (files and folder books)")
     a = ap.parse_args()
+    if a.markdown:
+        for workers in a.workers:
+            markdown_scan(workers)
+        return
     for embed in ([False, True] if a.embed else [False]):
         for workers in a.workers:
             wall, pages, rep, cpu = full_scan(workers, embed)
