@@ -196,3 +196,25 @@ def test_no_markup_in_any_title_or_text_of_the_markdown_corpus(corpus_lib: Path)
     for book, entries in seen.items():
         bad = [(t, m.group(0)) for t, body in entries for m in [RAW.search(f"{t}\n{body}")] if m]
         assert not bad, (book, bad[:5])
+
+
+def test_mcp_results_name_the_chapter_file(shelf: Path) -> None:
+    import asyncio
+
+    from fastmcp import Client
+
+    from gmtool.mcp import build_server
+
+    server = build_server(shelf)
+
+    async def go() -> tuple[dict, dict]:
+        async with Client(server) as client:
+            found = await client.call_tool("search_library", {"query": "Brine Hag", "limit": 3})
+            books = await client.call_tool("list_library", {})
+            return found.structured_content, books.structured_content
+
+    found, books = asyncio.run(go())
+    top = found["results"][0]
+    assert (top["title"], top["source_id"], top["file"], top["line"]) == (
+        "Brine Hag", "lantern", "lantern/04-combat.md", 11)
+    assert "lantern" in json.dumps(books)
