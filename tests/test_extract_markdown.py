@@ -259,3 +259,18 @@ def test_title_is_front_matter_or_a_title_heading_never_a_section(tmp_path):
     assert chapters.title is None  # the first of several chapters is not the book's title
     cover = extract_markdown(write(tmp_path, "c.md", "# Fate of Tides\n\n(c) 2020 the crew.\n\n# Credits\n\nUs.\n\n# Play\n\nGo.\n"))
     assert cover.title == "Fate of Tides"  # a short title page before the chapters
+
+
+def test_bold_run_ins_are_entries_fields_are_not(tmp_path):
+    doc = extract_markdown(write(tmp_path, "p.md", (
+        "# Poisons\n\n"
+        "**_Drow Poison (Injury)._** This poison is typically made only by the drow.\n\n"
+        "**Again and Again (8 Speed points):** You can take another action on your turn.\n\n"
+        "**Range:** 150 feet\n\n"
+        "- **Armor Class:** 17 (natural armor) and a lot more words here\n"
+    )))
+    got = [(e.title, e.origin, e.tags, e.parent, e.line) for e in doc.entries]
+    assert got == [("Poisons", "markdown", None, None, 1), ("Drow Poison", "runin", ["Injury"], 0, 3),
+                   ("Again and Again", "runin", ["8 Speed points"], 0, 5)]
+    assert doc.entries[1].body == "Drow Poison (Injury). This poison is typically made only by the drow."
+    assert "Range: 150 feet" in doc.entries[0].body

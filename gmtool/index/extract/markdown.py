@@ -13,6 +13,7 @@ from pathlib import Path
 from gmtool.index.extract import mdmarkup
 from gmtool.index.extract.labels import fold_labels
 from gmtool.index.extract.mdrows import drop_index_rows, table_rows
+from gmtool.index.extract.mdrunin import runins
 from gmtool.index.extract.sections import EntryList
 from gmtool.index.files import read_text
 from gmtool.types import Document, Entry
@@ -228,7 +229,10 @@ def parse_chapter(text: str, name: str | None = None) -> Parsed:
     first = headings[0].idx if headings else len(lines)
     preamble = clean_body(lines[start:first])
     out.add_preamble(front or name or "Notes", preamble, start + 1)
-    rows = table_rows(lines, start, [h.idx for h in headings])
+    heading_idx = [h.idx for h in headings]
+    inline = sorted([(row.idx, row.name, row.body, None, "row") for row in table_rows(lines, start, heading_idx)]
+                    + [(x.idx, x.name, clean_body(lines[x.idx:x.end]), x.tags, "runin")
+                       for x in runins(lines, start, set(heading_idx))])
     r = 0
     for n, h in enumerate(headings):
         body_end = headings[n + 1].idx if n + 1 < len(headings) else len(lines)
@@ -238,9 +242,11 @@ def parse_chapter(text: str, name: str | None = None) -> Parsed:
         out.add(clean_inline(h.raw) or h.raw.strip(), h.level, body, h.idx + 1, body_line=h.body_start + 1)
         if h.box:  # a name box is a one-row table (name | level | price): a name, typed like a table row
             out.entries[-1].origin = "row"
-        while r < len(rows) and rows[r].idx < body_end:
-            if rows[r].idx > h.idx:
-                out.add_inline(rows[r].name, rows[r].body, rows[r].idx + 1, "row")
+        while r < len(inline) and inline[r][0] < body_end:
+            idx, name, text, tags, origin = inline[r]
+            if idx > h.idx:
+                out.add_inline(name, text, idx + 1, origin)
+                out.entries[-1].tags = tags
             r += 1
     entries = out.entries
     heading_title = _title_heading(entries, lines, start, headings[0].idx) if headings and not preamble else None
