@@ -218,3 +218,16 @@ def test_mcp_results_name_the_chapter_file(shelf: Path) -> None:
     assert (top["title"], top["source_id"], top["file"], top["line"]) == (
         "Brine Hag", "lantern", "lantern/04-combat.md", 11)
     assert "lantern" in json.dumps(books)
+
+
+def test_headings_continue_across_files_after_a_stub(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    _write(lib / "rules", {"01-intro.md": "# Intro\n\nHello.\n", "02-classes.md": "# Classes\n",
+                           "03-fighter.md": "## Fighter\n\nFights.\n", "04-thief.md": "## Thief\n\nSneaks.\n",
+                           "05-combat.md": "# Combat\n\nRounds.\n"})
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    code, out = _run(lib, "toc", "rules", "--json")
+    tree = json.loads(out)["entries"]
+    assert [(n["title"], [c["title"] for c in n["children"]]) for n in tree] == [
+        ("Intro", []), ("Classes", ["Fighter", "Thief"]), ("Combat", [])]

@@ -124,6 +124,7 @@ class Parsed:
     has_text: bool = False  # any body text at all
     preamble: bool = False  # the first entry is the text before the first heading
     heading_title: str | None = None  # the first heading, when it is a title (`_title_heading`)
+    lines: int = 0  # the file's line count
 
 
 @dataclass
@@ -251,7 +252,8 @@ def parse_chapter(text: str, name: str | None = None) -> Parsed:
     entries = out.entries
     heading_title = _title_heading(entries, lines, start, headings[0].idx) if headings and not preamble else None
     has_text = bool(preamble) or any(e.body for e in entries)
-    return Parsed(entries, front or heading_title, front, len(headings), has_text, bool(preamble), heading_title)
+    return Parsed(entries, front or heading_title, front, len(headings), has_text, bool(preamble), heading_title,
+                  len(lines))
 
 
 def parse_markdown(text: str, name: str | None = None) -> tuple[list[Entry], str | None]:

@@ -7,6 +7,8 @@ chapters that changed; the parts are then joined in reading order:
   front-matter-only stub (`# Classes`, Hugo's `_index.md`), or numbered 0 (`00_Glossary.md`):
   the folder's other files nest under it, their levels moved down as far as needed, so the
   class files that start at `## Barbarian` sit under `Classes`;
+- a heading-only chapter (`# Classes`) heads the chapters after it in its folder while their
+  headings start deeper (`## Fighter`): headings that continue across files;
 - a chapter with several top-level headings (or text before them) is wrapped in one chapter
   node, named by its front matter or its file name, so the TOC has one node per chapter file;
 - every entry keeps its chapter file (`Entry.file`) and its line in it.
@@ -47,13 +49,13 @@ class Chapter:
         p = self.parsed
         return {"in_book": self.in_book, "file": self.file, "sha256": self.sha256, "title": p.title,
                 "front_title": p.front_title, "heading_title": p.heading_title, "headings": p.headings,
-                "has_text": p.has_text, "preamble": p.preamble,
+                "has_text": p.has_text, "preamble": p.preamble, "lines": p.lines,
                 "entries": [dataclasses.asdict(e) for e in p.entries]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Chapter:
         p = Parsed([Entry(**e) for e in d["entries"]], d["title"], d["front_title"], d["headings"], d["has_text"],
-                   d["preamble"], d["heading_title"])
+                   d["preamble"], d["heading_title"], d.get("lines", 0))
         return cls(d["in_book"], d["file"], d["sha256"], p)
 
 
@@ -103,6 +105,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
     entries: list[Entry] = []
     heads: dict[tuple[str, ...], int] = {}  # folder inside the book -> the entry that heads it
     seen: set[tuple[str, ...]] = set()
+    stubs: dict[tuple[str, ...], int] = {}  # folder -> its last heading-only chapter, while later files continue it
     for ch in chapters:
         folder = PurePosixPath(ch.in_book).parts[:-1]
         head = _is_head(ch, folder not in seen)
@@ -116,6 +119,12 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
             continue
         if not head:
             local = _wrap(local, ch)
+            stub = stubs.pop(folder, None)
+            if stub is not None and min(e.level for e in local) > entries[stub].level:
+                parent = stub  # headings that continue across files: "# Classes", then "## Fighter"
+                stubs[folder] = stub
+            elif ch.parsed.headings == 1 and not ch.parsed.has_text and len(local) == 1:
+                stubs[folder] = len(entries)
         base = entries[parent].level if parent is not None else 0
         shift = max(0, base + 1 - min(e.level for e in local))
         off = len(entries)
@@ -128,11 +137,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
         entries.extend(local)
     title = marker_title or _root_title(chapters) or _spelled_out(folder_name, entries) or readable(folder_name)
     return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries)), page_texts=[],
-                    lines=sum(_lines(ch) for ch in chapters))
-
-
-def _lines(ch: Chapter) -> int:
-    return max((e.line or 0 for e in ch.parsed.entries), default=0)
+                    lines=sum(ch.parsed.lines for ch in chapters))
 
 
 def _root_title(chapters: list[Chapter]) -> str | None:
