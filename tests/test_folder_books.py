@@ -231,3 +231,20 @@ def test_headings_continue_across_files_after_a_stub(tmp_path: Path) -> None:
     tree = json.loads(out)["entries"]
     assert [(n["title"], [c["title"] for c in n["children"]]) for n in tree] == [
         ("Intro", []), ("Classes", ["Fighter", "Thief"]), ("Combat", [])]
+
+
+def test_open_goes_to_the_chapter_file(shelf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    opener = "open" if sys.platform == "darwin" else "xdg-open"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / opener).write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    (bindir / opener).chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    monkeypatch.delenv("GMTOOL_PDF_VIEWER", raising=False)
+    code, out = _run(shelf, "open", "lantern", "Wizard", "--dry-run", "--json")
+    assert code == 0, out
+    assert json.loads(out)["command"] == [opener, str(shelf / "lantern" / "02-classes" / "02-wizard.md")]
+    code, out = _run(shelf, "open", "lantern", "--dry-run", "--json")
+    assert json.loads(out)["path"] == str(shelf / "lantern" / "_index.md")  # the book opens at its first chapter
