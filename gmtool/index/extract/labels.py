@@ -25,7 +25,9 @@ def _norm(s: str) -> str:
 _HEADINGS = ("outline", "heading", "markdown")  # entries made from headings, not from names in the text
 
 
-def fold_labels(entries: list[Entry]) -> list[Entry]:
+def fold_labels(entries: list[Entry], leaves_only: bool = False) -> list[Entry]:
+    """`leaves_only` (Markdown, whose headings are exact): a label with headings below it stays,
+    since in Markdown "Class Features" over "Hit Points", "Proficiencies" is structure, not a slot."""
     n = len(entries)
     has_kids = [False] * n
     for e in entries:
@@ -47,6 +49,8 @@ def fold_labels(entries: list[Entry]) -> list[Entry]:
         if entries[k].parent is None or not label(k, _REPEATS):
             continue
         ch = kids.get(k, [])
+        if leaves_only and ch:
+            continue
         if all(c in fold or (not has_kids[c] and label(c, 2)) for c in ch):
             fold.add(k)
             fold.update(ch)

@@ -267,4 +267,4 @@ def extract_markdown(path: Path) -> Document:
     path = Path(path)
     text = read_text_file(path)
     entries, title = parse_markdown(text, path.stem)
-    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries)), page_texts=[text], lines=text.count("\n") + 1)
+    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries), leaves_only=True), page_texts=[text], lines=text.count("\n") + 1)

@@ -136,7 +136,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
             heads[folder] = off
         entries.extend(local)
     title = marker_title or _root_title(chapters) or _spelled_out(folder_name, entries) or readable(folder_name)
-    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries)), page_texts=[],
+    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries), leaves_only=True), page_texts=[],
                     lines=sum(ch.parsed.lines for ch in chapters))
 
 

@@ -4,7 +4,7 @@
 (Injury)._** This poison…`. The bold span must end in `.` or `:` (inside or right after it) and be
 followed by text, and the name must be name-like; a parenthesised tail (a cost, a poison's kind)
 is a tag, not part of the name. List items are field lines (`- **Armor Class:** 17`), not
-entries, and a bold name repeated more than a few times in one file is a label ("Motive:",
+entries, and a bold name repeated in one file is a shared trait or a label ("Motive:",
 "Health:"), not an entry (`inline.drop_repeats`): its text stays in its section either way.
 """
 
@@ -20,6 +20,9 @@ _TAIL = re.compile(r"\s*\(([^()]{1,40})\)$")
 # A run-in's text is prose; a field's is a value ("**Range:** 150 feet", "**Motive:** Hungers for
 # flesh"). Six words is above the longest field values of the corpus's stat blocks and spell headers.
 _MIN_TEXT_WORDS = 6
+# A bold name printed twice in one file is a trait several entries share ("***Tunneler.***" under
+# two monsters, "**Motive:**" under every creature), not a thing of its own.
+_MAX_REPEATS = 1
 
 
 class RunIn(NamedTuple):
@@ -69,4 +72,4 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             continue  # a field and its value, or a bold line alone: not a run-in
         found.append(Inline(Pos(0, i), got[0], "", got[1], "runin"))
         ends[i] = end
-    return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags) for f in drop_repeats(found)]
+    return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags) for f in drop_repeats(found, _MAX_REPEATS)]
