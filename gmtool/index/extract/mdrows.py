@@ -55,14 +55,18 @@ def _blocks(lines: list[str], start: int) -> list[list[int]]:
 
 
 def _table(lines: list[str], block: list[int]) -> list[Row]:
-    block = [i for i in block if any(_cells(lines[i])) or _SEP.match(lines[i])]
+    if len(block) < _MIN_ROWS + 1:
+        return []
+    seps = {i for i in block if _SEP.match(lines[i])}
+    by_line = {i: _cells(lines[i]) for i in block if i not in seps}  # each line's cells, once
+    block = [i for i in block if i in seps or any(by_line[i])]
     header: list[str] = []
     data = block
-    if len(block) > 1 and _SEP.match(lines[block[1]]):
-        header, data = _cells(lines[block[0]]), block[2:]
+    if len(block) > 1 and block[1] in seps:
+        header, data = by_line.get(block[0], []), block[2:]
     elif len(block) > 1:  # a raw HTML table: its first row is the header
-        header, data = _cells(lines[block[0]]), block[1:]
-    rows = [(i, _cells(lines[i])) for i in data if not _SEP.match(lines[i])]
+        header, data = by_line.get(block[0], []), block[1:]
+    rows = [(i, by_line[i]) for i in data if i not in seps]
     if len(rows) < _MIN_ROWS:
         return []
     col = 1 if all(len(c) > 1 and _ROLL.match(c[0]) for _, c in rows) else 0
