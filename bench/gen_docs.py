@@ -51,7 +51,12 @@ FILES_DOCS: list[tuple[str, str]] = [
      "entry counts, format version). Written last, so a crashed scan leaves the previous index intact.")),
     ("LIBRARY/.gmtool/index/{source_id}.index.json", "The entries (sections, spells, monsters...) of one source."),
     ("LIBRARY/.gmtool/index/{source_id}.pages.json", "The page texts of one source, for `gmtool show --page`."),
+    ("LIBRARY/.gmtool/index/{source_id}.chapters.json", ("A folder book's chapters as parsed, so a rescan "
+     "re-reads only the chapters that changed.")),
     ("LIBRARY/.gmtool/logs/", "One log per scan or index run, with every failed file and why."),
+    ("LIBRARY/FOLDER/.gmtool-book", ("Makes FOLDER one book whatever its files are named (see README, "
+     "\"Markdown books in folders\"). Empty, or `key: value` lines: `title: The Book's Title` sets the title "
+     "`ls` shows; `book: no` keeps every file a book of its own.")),
     ("LIBRARY/.gmtool/lock", "The writer lock: one scan or index run at a time per library."),
     ("~/.config/gmtool/config.json", ("Remembers the last scanned library "
      "(the directory moves with GMTOOL_CONFIG_DIR or XDG_CONFIG_HOME).")),

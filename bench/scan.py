@@ -2,12 +2,14 @@
 """Scan speed on the corpus PDFs: full-scan pages/s with --workers 1 and 2, embeddings off and on,
 the no-change rescan, and (with --baseline) pdfplumber-only text extraction for comparison.
 
-Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
+Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2] [--markdown]
        python bench/scan.py --first-scan 12|all [--device auto|cpu|cuda]
 --first-scan times a first scan, with embeddings, of the 12-book library (the PDFs of corpus/pdf,
 the Markdown of corpus/md and the four PDFs of corpus/pdf-more that more/ask.jsonl covers;
 12,037 sections) or of every file in those three folders ("all"): when `search` works (the
 keyword index is committed) and when all embeddings are done, plus the CPU time and the load.
+--markdown times the Markdown corpus instead: the 4 single-file books and md-more's 3 folder books
+(MB/s, MB per CPU-second), and a rescan with one chapter of a folder book changed.
 Prints figures; asserts nothing. Besides wall-clock pages/s, each scan's CPU time (the scan
 process and its workers) gives pages per CPU-second: the per-worker speed on a busy machine,
 where wall-clock figures swing with the other load.
@@ -55,6 +57,31 @@ def full_scan(workers: int, embed: bool) -> tuple[float, int, dict, float]:
         [GMTOOL, "ls", "--library", str(lib), "--json"], capture_output=True, text=True, env=bench_env()
     ).stdout)["sources"])
     return wall, pages, rep, cpu
+
+
+def markdown_scan(workers: int) -> None:
+    """Full keyword-only scan of the Markdown corpus, then a rescan with one chapter edited."""
+    lib = BENCH_DIR / "scan-md"
+    shutil.rmtree(lib, ignore_errors=True)
+    lib.mkdir(parents=True)
+    for n in MDS:
+        shutil.copy2(CORPUS / "md" / n, lib / n)
+    more = CORPUS / "md-more"
+    for folder in sorted(p for p in more.iterdir() if p.is_dir()):
+        shutil.copytree(folder, lib / folder.name)
+    size = sum(p.stat().st_size for p in lib.rglob("*") if p.suffix in (".md", ".markdown"))
+    for label, touch in (("full scan", None), ("one chapter changed", "open-legend/GMScreen.md")):
+        if touch:
+            with open(lib / touch, "a", encoding="utf-8") as fh:
+                fh.write("\nOne more line.\n")
+        cmd = [GMTOOL, "scan", str(lib), "--json", "--no-embed", "--workers", str(workers)]
+        cpu = _children_cpu()
+        t = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
+        wall, cpu = time.perf_counter() - t, _children_cpu() - cpu
+        rep = json.loads(p.stdout)
+        print(f"Markdown {label}, --workers {workers}: {size / 1e6:.1f} MB in {wall:.2f} s = {size / 1e6 / wall:.2f} MB/s; "
+              f"CPU {cpu:.2f} s = {size / 1e6 / cpu:.2f} MB per CPU-second; files read: {len(rep['indexed_files'])}")
 
 
 def rescan(runs: int) -> float:
@@ -138,9 +165,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--first-scan", choices=["12", "all"], help="time a first scan with embeddings (see above)")
     ap.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="--first-scan's device")
+    ap.add_argument("--markdown", action="store_true", help="time the Markdown corpus (files and folder books)")
     a = ap.parse_args()
     if a.first_scan:
         first_scan(a.first_scan, a.device)
+    elif a.markdown:
+        for workers in a.workers:
+            markdown_scan(workers)
         return
     for embed in ([False, True] if a.embed else [False]):
         for workers in a.workers:

@@ -51,6 +51,7 @@ class Entry:
     line: int | None = None  # 1-based source line (Markdown / text)
     fields: dict[str, Any] | None = None  # typed fields parsed from the body (spell level, CR, ...)
     tags: list[str] | None = None  # a tag line printed after the name ("Horde, Small"), split off the title
+    file: str | None = None  # a folder book's chapter file (library-relative) holding the entry; None: the source's file
 
 
 class TocNode(TypedDict):
@@ -65,6 +66,7 @@ class TocNode(TypedDict):
     fields: dict[str, Any] | None
     index: int
     line: int | None
+    file: str | None  # a folder book's chapter file (library-relative); None in a one-file book
     children: list[TocNode]
 
 
@@ -82,6 +84,7 @@ class Document:
     pages_without_text: list[int] = field(default_factory=list)  # 1-based
     warnings: list[str] = field(default_factory=list)
     lines: int | None = None  # Markdown/text: the file's line count (they have no pages)
+    chapters: list[dict[str, Any]] | None = None  # a folder book's parsed chapters, cached by the indexer
 
 
 @dataclass(slots=True)
@@ -105,6 +108,7 @@ class SourceMeta:
     entry_count: int = 0
     type_counts: dict[str, int] = field(default_factory=dict)
     lines: int | None = None  # Markdown/text: the file's line count, shown instead of pages
+    files: list[str] = field(default_factory=list)  # a folder book's chapter files, in reading order
 
     @property
     def typed_share(self) -> float:

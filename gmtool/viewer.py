@@ -135,15 +135,18 @@ def open_at(
     """Resolve SOURCE (and TITLE's page), build the viewer command and, unless dry_run, launch it detached."""
     sid = engine.source_id(source)
     meta = engine.library().metas[sid]
+    chapter = meta.files[0] if meta.files else None  # a folder book opens at a chapter file
     if title is not None:
-        page = engine.read(sid, title=title, max_chars=1).page or 1  # Markdown/text: no page
+        found = engine.read(sid, title=title, max_chars=1)
+        page = found.page or 1  # Markdown/text: no page
+        chapter = found.file if meta.files else None
     elif page is None:
         page = 1
     elif page < 1 or (meta.pages and page > meta.pages):
         raise UsageError(
             "INVALID_PAGE", f"{sid} has pages 1–{meta.pages}, not {page}", f"pick a page between 1 and {meta.pages}"
         )
-    path = str(_file_path(engine, meta))
+    path = str(Path(engine.paths.library) / chapter if chapter else _file_path(engine, meta))
     try:
         viewer, argv, page_supported = build_command(path, page, meta.format == "pdf", engine.settings.pdf_viewer)
     except GmtoolError as exc:

@@ -224,3 +224,53 @@ def test_text_skips_stat_lines_and_lists_of_words(tmp_path):
         )
     )
     assert [e.title for e in doc.entries] == ["Owlbear", "Pass without Trace"]
+
+
+def test_site_markup_and_titles_of_a_single_file(tmp_path):
+    """HTML comment before the first heading, front matter, entities, <br>, <div>, raw table,
+    blockquote heading, shortcode box, placeholders: read as a browser shows the page."""
+    doc = extract_markdown(write(tmp_path, "export.md", (
+        "<!-- exported by a wiki\n     on a Tuesday -->\n"
+        "# Tidewater Rules\n\n"
+        "A game of &ldquo;salt&rdquo; and&nbsp;storms.<br/>By the crew.\n\n"
+        "## Dots\n\n"
+        '<div class="rating">\n\n'
+        "| Trait | Rating |\n|---|---|\n| Nerve | &#x25CF;&#x25CF;&#x25CB; |\n\n"
+        "</div>\n\n"
+        "Strength [[PHYSICAL ICON]] is one of them. An empty link []() is nothing.\n\n"
+        ">> ##### Optional Rule: Squalls\n>> Wind gusts.\n\n"
+        "{{< hint info >}}\nA hint box's text is text.\n{{< /hint >}}\n"
+    )))
+    assert doc.title == "Tidewater Rules"  # the one H1, not the comment, not the stem
+    titles = [e.title for e in doc.entries]
+    assert titles == ["Tidewater Rules", "Dots", "Optional Rule: Squalls"]
+    dots = doc.entries[1].body
+    assert "Nerve  ●●○" in dots and "Strength is one of them. An empty link is nothing." in " ".join(dots.split())
+    assert "{{" not in dots and "<" not in dots
+    assert doc.entries[0].body == "A game of \u201csalt\u201d and storms.\nBy the crew."
+    assert doc.entries[2].body == "Wind gusts.\n\nA hint box's text is text." and doc.entries[2].line == 19
+
+
+def test_title_is_front_matter_or_a_title_heading_never_a_section(tmp_path):
+    fm = extract_markdown(write(tmp_path, "a.md", "---\ntitle: \"Salt &amp; Storm\"\n---\n# Chapter One\n\nText.\n"))
+    assert fm.title == "Salt & Storm"
+    chapters = extract_markdown(write(tmp_path, "b.md", (
+        "# The Basics\n\nHow to play.\n\n## Rolling\n\nRoll dice.\n\n# Combat\n\nFight.\n")))
+    assert chapters.title is None  # the first of several chapters is not the book's title
+    cover = extract_markdown(write(tmp_path, "c.md", "# Fate of Tides\n\n(c) 2020 the crew.\n\n# Credits\n\nUs.\n\n# Play\n\nGo.\n"))
+    assert cover.title == "Fate of Tides"  # a short title page before the chapters
+
+
+def test_bold_run_ins_are_entries_fields_are_not(tmp_path):
+    doc = extract_markdown(write(tmp_path, "p.md", (
+        "# Poisons\n\n"
+        "**_Drow Poison (Injury)._** This poison is typically made only by the drow.\n\n"
+        "**Again and Again (8 Speed points):** You can take another action on your turn.\n\n"
+        "**Range:** 150 feet\n\n"
+        "- **Armor Class:** 17 (natural armor) and a lot more words here\n"
+    )))
+    got = [(e.title, e.origin, e.tags, e.parent, e.line) for e in doc.entries]
+    assert got == [("Poisons", "markdown", None, None, 1), ("Drow Poison", "runin", ["Injury"], 0, 3),
+                   ("Again and Again", "runin", ["8 Speed points"], 0, 5)]
+    assert doc.entries[1].body == "Drow Poison (Injury). This poison is typically made only by the drow."
+    assert "Range: 150 feet" in doc.entries[0].body

@@ -164,6 +164,7 @@ class Engine:
                 "fields": e.fields or None,
                 "index": i,
                 "line": e.line,
+                "file": e.file,
                 "children": [],
             }
 

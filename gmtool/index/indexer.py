@@ -17,9 +17,11 @@ from pathlib import Path
 
 from gmtool import __version__
 from gmtool.errors import GmtoolError, UsageError
+from gmtool.index import books as folder_books
 from gmtool.index.discover import discover_all
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
+from gmtool.index.shelf import FolderBook, shelve
 from gmtool.index.workers import iter_extracted, worth_a_pool
 from gmtool.settings import Paths, Settings, available_cores
 from gmtool.storage import checksums, store
@@ -53,8 +55,9 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
     for p in ordered:
-        base = slugify(p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
-        candidates = [base, f"{base}-{p.suffix.lower().lstrip('.')}"]
+        folder = p.is_dir()  # a folder book: named by the folder, whatever dots it has ("srd-5.1")
+        base = slugify(p.name if folder else p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
+        candidates = [base, f"{base}-{'book' if folder else p.suffix.lower().lstrip('.')}"]
         sid = next((c for c in candidates if c not in taken), None)
         n = 2
         while sid is None:
@@ -125,6 +128,8 @@ class Indexer:
         self._doomed: list[str] = []  # sources dropped from the manifest: their files go after it is written
         self._flushed_at = time.monotonic()
         self._flush_cost = 0.0  # seconds the last flush took
+        self.books: dict[str, FolderBook] = {}  # folder path -> the folder book (see index.shelf)
+        self.looks: dict[str, folder_books.BookLook] = {}  # folder path -> its chapters as found now
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -174,7 +179,7 @@ class Indexer:
             chosen = self._targeted_files()
         else:
             found = discover_all(self.library, self.opts.include, self.opts.exclude, self.opts.types)
-            chosen = found.files
+            chosen = self._shelve(found.files)
             self.report.failed.extend(found.problems)  # loops, dangling links, FIFOs, devices
         in_scope = list(chosen)
         cap = self.opts.max_files
@@ -195,7 +200,19 @@ class Indexer:
                 self.report.failed.append(target)
             else:
                 chosen.append(target)
+        if any(len(p.relative_to(self.library).parts) > 1 for p in chosen):  # a chapter indexes its book
+            _, books = shelve(self.library, discover_all(self.library).files)
+            owner = {str(ch): b for b in books for ch in b.chapters}
+            for b in {owner[str(p)].rel: owner[str(p)] for p in chosen if str(p) in owner}.values():
+                self.books[str(b.folder)] = b
+            chosen = [p for p in chosen if str(p) not in owner] + [b.folder for b in self.books.values()]
         return chosen
+
+    def _shelve(self, files: list[Path]) -> list[Path]:
+        """The files, with each folder book's chapters replaced by its folder (see index.shelf)."""
+        loose, books = shelve(self.library, files)
+        self.books = {str(b.folder): b for b in books}
+        return sorted(loose + [b.folder for b in books], key=lambda p: p.relative_to(self.library).as_posix())
 
     # --- the manifest -------------------------------------------------------------------------
 
@@ -322,6 +339,9 @@ class Indexer:
         todo: list[_Changed] = []
         for p in chosen:
             r = self._rel(p)
+            if str(p) in self.books:
+                todo.extend(self._changed_book(self.books[str(p)], r))
+                continue
             st = None
             try:
                 st = p.stat()
@@ -347,6 +367,34 @@ class Indexer:
                 continue
             todo.append(_Changed(p, FileStamp.of(st), st.st_mtime, sha))
         return todo
+
+    def _changed_book(self, book: FolderBook, r: str) -> list[_Changed]:
+        """A folder book is looked at as one: unchanged when every chapter's stamp is, else re-hashed
+        where a stamp changed, and re-extracted only when that changes the book's hash."""
+        old = self._valid_old(r)
+        known = self.manifest.state.chapters.get(old.source_id, {}) if old else {}
+        try:
+            found = folder_books.look(book, self.library, known)
+            if old is not None and folder_books.unchanged(found, known):
+                self.report.unchanged += 1
+                return []
+            folder_books.finish_hash(found, self.library)
+        except GmtoolError as exc:
+            self._record_failure(Failure(r, exc.code, exc.message, exc.hint), r, -1, -1.0)
+            return []
+        except OSError as exc:
+            self._record_failure(Failure(r, "UNREADABLE", str(exc).split("] ")[-1], "check the files' permissions"),
+                                 r, -1, -1.0)
+            return []
+        self.looks[str(book.folder)] = found
+        if old is not None and old.sha256 == found.sha256:  # touched only: remember the stamps
+            old.size, old.mtime = found.size, found.mtime
+            self.manifest.state.files[old.source_id] = folder_books.stamp_of(found)
+            self.manifest.state.chapters[old.source_id] = found.state()
+            self.dirty = True
+            self.report.unchanged += 1
+            return []
+        return [_Changed(book.folder, folder_books.stamp_of(found), found.mtime, found.sha256)]
 
     def _valid_old(self, r: str) -> SourceMeta | None:
         """The indexed version of this file, when its index files are sound."""
@@ -411,7 +459,13 @@ class Indexer:
         if not paths or (self.opts.workers is None and workers > 1 and not worth_a_pool(paths)):
             workers = 1  # chosen for the user, so a small job need not pay for starting processes
         self.report.workers = workers if workers > 1 else 0
-        extracted = iter_extracted(paths, workers, lock_fds, self.settings.debug)
+        plans = {}
+        for p in paths:
+            if (found := self.looks.get(str(p))) is not None:
+                old = self.by_file.get(self._rel(p))
+                cached = store.load_chapters(self.index_dir, old.source_id) if old and not self.opts.force else {}
+                plans[str(p)] = folder_books.plan(found, self.library, cached)
+        extracted = iter_extracted(paths, workers, lock_fds, self.settings.debug, plans)
         for done, (path_str, result, toks) in enumerate(extracted, start=1):
             change = by_path[path_str]
             r = self._rel(change.path)
@@ -430,11 +484,16 @@ class Indexer:
 
     def _save_source(self, sid: str, change: _Changed, r: str, doc: Document, toks: object) -> None:
         meta = _meta(sid, change, r, doc)
+        found = self.looks.get(str(change.path))
+        if found is not None:
+            meta.files = [c["file"] for c in doc.chapters or []]
         for w in doc.warnings:  # coded ones (a cap reached) are the user's business, with the file's name
             code, sep, rest = w.partition(": ")
             if sep and code.isupper() and code.replace("_", "").isalpha():
                 self.report.warnings.append(f"{code}: {r}: {rest}")
                 self.log(f"{code}: {r}: {rest}")
+            elif found is not None:  # a folder book's chapter notes name their chapter already
+                self.report.warnings.append(w)
         known = r in self.by_file  # the manifest on disk names this source
         store.save_source(self.index_dir, meta, doc, durable=False)  # made durable by `_flush`
         sums = self.manifest.state.checksums
@@ -451,11 +510,14 @@ class Indexer:
         self.manifest.state.files[sid] = change.stamp
         self.manifest.state.index_stat[sid] = _source_stats(self._sources_dir, sid)
         self.manifest.state.failed.pop(r, None)
+        if found is not None:
+            self.manifest.state.chapters[sid] = found.state()
+            store.save_chapters(self.index_dir, sid, doc.chapters or [])
         self.dirty = True
         self._saved.append((sid, known))
         self._maybe_flush()
         self.report.indexed += 1
-        self.report.indexed_files.append(r)
+        self.report.indexed_files.extend([c["file"] for c in doc.chapters or [] if c.get("read")] if found else [r])
         self.log(f"indexed {r} as {sid}: {meta.pages} pages, {meta.entry_count} entries")
 
     # --- 4. library-level artefacts, then the manifest once more ------------------------------

@@ -51,7 +51,7 @@ def _problems(paths: Paths) -> list[Problem]:
         return [Problem(exc.code, str(store.manifest_path(idx)), exc.message, exc.hint)]
 
     files = {p.relative_to(paths.library).as_posix(): p for p in discover(paths.library)}
-    indexed = {m.file for m in manifest.sources.values()}
+    indexed = {f for m in manifest.sources.values() for f in (m.files or [m.file])}
     failed = manifest.state.failed
     if (pid := store.stale_lock(idx)) is not None:
         problems.append(Problem("STALE_LOCK", str(layout.lock_path(idx)), store.stale_lock_message(pid),
@@ -95,6 +95,8 @@ def _file_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta)
     path = paths.library / meta.file
     if not path.exists():
         return [Problem("MISSING", meta.file, f"{sid}: the file is gone but still indexed", _FIX)]
+    if meta.files:
+        return _book_problems(paths, manifest, sid, meta)
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device in its place: never read it (it would hang)
@@ -115,6 +117,32 @@ def _file_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta)
     if known and known.same_file(st.st_size, st.st_mtime):
         hint = f"its new version failed to index ({known.code}); fix or re-export the file"
     return [Problem("STALE", meta.file, f"{sid}: the file changed since it was indexed", hint)]
+
+
+def _book_problems(paths: Paths, manifest: Manifest, sid: str, meta: SourceMeta) -> list[Problem]:
+    """A folder book (see index.shelf): each chapter gone, or changed since indexed by its stamp
+    and then its hash; a chapter added to the folder shows as NOT_INDEXED."""
+    from gmtool.types import Problem
+
+    known = manifest.state.chapters.get(sid, {})
+    out: list[Problem] = []
+    for rel in meta.files:
+        path = paths.library / rel
+        was = known.get(rel)
+        try:
+            st = path.stat()
+            if not stat.S_ISREG(st.st_mode):
+                out.append(Problem("NOT_A_FILE", rel, f"{sid}: a chapter is no longer a regular file", _FIX))
+            elif not (isinstance(was, list) and len(was) == 5
+                      and (FileStamp.of(st) == FileStamp.from_list(was[:4]) or hash_file(path) == was[4])):
+                out.append(Problem("STALE", rel, f"{sid}: the chapter changed since it was indexed", _FIX))
+        except FileNotFoundError:
+            out.append(Problem("MISSING", rel, f"{sid}: the chapter is gone but still indexed", _FIX))
+        except GmtoolError as exc:
+            out.append(Problem(exc.code, rel, exc.message, exc.hint))
+        except OSError as exc:
+            out.append(Problem("UNREADABLE", rel, str(exc), "check the file's permissions"))
+    return out
 
 
 def _indexed_ns(meta: SourceMeta) -> int:

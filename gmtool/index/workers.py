@@ -23,6 +23,7 @@ from gmtool.storage.lock import pid_alive
 from gmtool.types import Document, Failure
 
 if TYPE_CHECKING:
+    from gmtool.index.extract.mdbook import BookPlan
     from gmtool.index.extract.pdf import PdfHead
     from gmtool.rank.bm25 import Tokenized
 
@@ -127,6 +128,13 @@ def _extract_job(path_str: str, workers: int, debug: bool = False) -> Extracted:
     return _with_tokens(path_str, _guarded(path, lambda: extract(path, workers=workers), debug))
 
 
+def _book_job(path_str: str, plan: BookPlan, debug: bool = False) -> Extracted:
+    """A folder book: its changed chapters read, all of them joined and classified as one Document."""
+    from gmtool.index.extract.mdbook import read_book
+
+    return _with_tokens(path_str, _guarded(Path(path_str), lambda: read_book(plan), debug))
+
+
 def _assemble_job(path_str: str, head: PdfHead, pages: list[Any], debug: bool = False) -> Extracted:
     from gmtool.index.extract.pdf import assemble
 
@@ -150,7 +158,10 @@ def worth_a_pool(todo: list[Path]) -> bool:
     work = 0.0
     for p in todo:
         try:
-            work += page_count(p) if p.suffix.lower() == ".pdf" else p.stat().st_size / _TEXT_BYTES_PER_PAGE
+            if p.is_dir():  # a folder book: its Markdown
+                work += sum(f.stat().st_size for f in p.rglob("*.md")) / _TEXT_BYTES_PER_PAGE
+            else:
+                work += page_count(p) if p.suffix.lower() == ".pdf" else p.stat().st_size / _TEXT_BYTES_PER_PAGE
         except Exception:  # noqa: BLE001 - an unreadable file fails (alone) when it is extracted
             continue
         if work >= POOL_MIN_PAGES:
@@ -159,23 +170,25 @@ def worth_a_pool(todo: list[Path]) -> bool:
 
 
 def iter_extracted(todo: list[Path], workers: int, inherited_fds: tuple[int, ...] = (),
-                   debug: bool = False) -> Iterator[Extracted]:
+                   debug: bool = False, books: dict[str, BookPlan] | None = None) -> Iterator[Extracted]:
     """Results in `todo` order. With workers > 1 one process pool serves the whole run: a big PDF's
     page ranges and whole small files are all queued at once, so workers never wait for the parent,
     which merges and classifies one book while the workers read the next. `inherited_fds` are
-    descriptors the workers must not keep (the writer lock)."""
+    descriptors the workers must not keep (the writer lock); `books` plans the folder books in `todo`."""
+    books = books or {}
     if workers <= 1:
         for p in todo:
-            yield _extract_job(str(p), 1, debug)
+            plan = books.get(str(p))
+            yield _book_job(str(p), plan, debug) if plan is not None else _extract_job(str(p), 1, debug)
         return
     from gmtool.index.pool import process_pool
 
     with process_pool(workers, worker_init, (os.getpid(), _identify(inherited_fds))) as pool:
-        for item in _submit_all(pool, todo, workers, debug):
+        for item in _submit_all(pool, todo, workers, debug, books):
             yield item if isinstance(item, tuple) else cast("Extracted", item.result())
 
 
-def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool) -> list[Any]:
+def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool, books: dict[str, BookPlan]) -> list[Any]:
     """Queue every file (a big PDF as page ranges); merging a big PDF runs in the pool too."""
     from concurrent.futures import Future
 
@@ -184,6 +197,9 @@ def _submit_all(pool: Any, todo: list[Path], workers: int, debug: bool) -> list[
 
     plan: list[tuple[Path, PdfHead | None, list[Future[Any]], Failure | None]] = []
     for p in todo:
+        if str(p) in books:
+            plan.append((p, None, [pool.submit(_book_job, str(p), books[str(p)], debug)], None))
+            continue
         if p.suffix.lower() == ".pdf":
             head_or_fail = _guarded_head(p, read_head)
             if isinstance(head_or_fail, Failure):

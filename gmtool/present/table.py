@@ -227,15 +227,19 @@ def _render_problems(console: Console, problems: list[Failure]) -> None:
 def render_toc(console: Console, toc: TocResult) -> None:
     tree = Tree(f"[bold]{_s(toc.source_name)}[/] [dim]({_s(toc.source_id)}, {_s(toc.file)})[/]")
 
-    def add(parent: Tree, nodes: list[TocNode]) -> None:
+    def add(parent: Tree, nodes: list[TocNode], file: str | None = None) -> None:
         for n in nodes:
-            label = f"{_s(n['title'])} [dim]{_s(page_ref(n['page'], n.get('page_label'), n.get('line')))}[/]"
+            where = page_ref(n['page'], n.get('page_label'), n.get('line'))
+            chapter = n.get("file")
+            if chapter and chapter != file:  # a folder book: where a chapter file starts
+                where = f"{chapter.rsplit('/', 1)[-1]} {where}"
+            label = f"{_s(n['title'])} [dim]{_s(where)}[/]"
             if n.get("content_type"):
                 label += f" [magenta]{_s(n['content_type'])}[/]"
             extra = _fields(n.get("fields"), n.get("content_type"))
             if extra:
                 label += f" [dim]{_s(extra)}[/]"
-            add(parent.add(label), n["children"])
+            add(parent.add(label), n["children"], n.get("file") or file)
 
     add(tree, toc.entries)
     if not toc.entries:

@@ -89,7 +89,7 @@ def read_section(lib: Library, sid: str, title: str, max_chars: int, page: int |
     return ReadResult(
         source_id=sid,
         source_name=meta.title,
-        file=meta.file,
+        file=e.file or meta.file,  # a folder book's chapter file
         title=e.title,
         page=e.page,
         page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),

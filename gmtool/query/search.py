@@ -167,7 +167,7 @@ def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
                 content_type=e.content_type,
                 source_id=sid,
                 source_name=meta.title,
-                file=meta.file,
+                file=e.file or meta.file,  # a folder book's chapter file
                 page=e.page,
                 page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
                 section_path=lib.section_path(gid),

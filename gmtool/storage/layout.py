@@ -6,7 +6,8 @@
       lock                   writer lock, holding the writer's pid (storage.lock)
       index/SID.index.json   entries of one source; SID.pages.json its page texts;
                              SID.prev.*.json the version the manifest names while replaced;
-                             SID.hits.jsonl the entries again, each readable alone (storage.hits)
+                             SID.hits.jsonl the entries again, each readable alone (storage.hits);
+                             SID.chapters.json a folder book's parsed chapters (storage.sources)
       keyword/DIGEST.*       library-wide BM25 and title matrices, per-document lists and typed
                              fields (rank.keyword)
       tokens/SID.KEY.vN.npz  per-source token cache (rank.keyword)
@@ -43,7 +44,7 @@ _MARKER_TEXT = b"This folder is a gmtool index. gmtool writes and deletes only i
 # of every command's start-up.
 _OWNED: dict[str, str] = {
     "": rf"^({re.escape(MANIFEST)}|{re.escape(LOCKFILE)}|{re.escape(MARKER)})$",
-    SOURCES_DIR: r"(?i)^[a-z0-9][a-z0-9-]*\.((prev\.)?(index|pages)\.json|hits\.jsonl)$",
+    SOURCES_DIR: r"(?i)^[a-z0-9][a-z0-9-]*\.((prev\.)?(index|pages)\.json|hits\.jsonl|chapters\.json)$",
     KEYWORD_DIR: r"^[0-9a-f]{16}\.(bm25|fuzzy|docs\.json|fields\.json)$",
     TOKENS_DIR: r"^[^/.]+\.[0-9a-f]{16}\.v\d+\.npz$",
     VECTORS_DIR: r"^[^/.]+\.(npy|keys\.json|units\.json)$",
@@ -115,6 +116,11 @@ def vector_files(index_dir: Path, sid: str) -> tuple[Path, Path]:
     safe = sid.replace("/", "_").replace("\\", "_")
     folder = vectors_dir(index_dir)
     return folder / f"{safe}.npy", folder / f"{safe}.keys.json"
+
+
+def chapters_file(index_dir: Path, source_id: str) -> Path:
+    """A folder book's parsed chapters, so a rescan re-reads only the chapters that changed."""
+    return index_dir / SOURCES_DIR / f"{source_id}.chapters.json"
 
 
 def unit_index_file(index_dir: Path, sid: str) -> Path:

@@ -116,10 +116,14 @@ class IndexState:
     checksums: Checksums = field(default_factory=dict)  # index file -> [size, mtime_ns, digest] (storage.checksums)
     vector_space: str | None = None  # the embedder fingerprint (model + graph) the vectors are made in
     vector_device: str | None = None  # the device that made them (cpu or cuda)
+    # folder books: sid -> chapter file -> its stamp and sha256, so one changed chapter is found
+    # (and only it hashed) without reading the others
+    chapters: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
 
     def forget(self, sid: str) -> None:
         self.files.pop(sid, None)
         self.index_stat.pop(sid, None)
+        self.chapters.pop(sid, None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +136,7 @@ class IndexState:
             "checksums": dict(sorted(self.checksums.items())),
             "vector_space": self.vector_space,
             "vector_device": self.vector_device,
+            "chapters": dict(sorted(self.chapters.items())),
         }
 
     @classmethod
@@ -153,6 +158,7 @@ class IndexState:
         state.checksums = {k: v for k, v in _dict(raw.get("checksums")).items() if valid_checksum(v)}
         state.vector_space = raw.get("vector_space") if isinstance(raw.get("vector_space"), str) else None
         state.vector_device = raw.get("vector_device") if isinstance(raw.get("vector_device"), str) else None
+        state.chapters = {k: v for k, v in _dict(raw.get("chapters")).items() if isinstance(v, dict)}
         return state
 
 

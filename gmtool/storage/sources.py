@@ -26,6 +26,7 @@ from gmtool.storage.atomic import atomic_write, is_temp_name, no_space_is_disk_f
 from gmtool.storage.hits import HITS_MIN_ENTRIES, load_hits, save_hits
 from gmtool.storage.layout import (
     SOURCES_DIR,
+    chapters_file,
     hits_file,
     owned_names,
     pages_file,
@@ -219,7 +220,7 @@ def remove_source(index_dir: Path, source_id: str) -> None:
     paths: list[Path] = []
     for path in (source_file(index_dir, source_id), pages_file(index_dir, source_id)):
         paths += [path, prev_file(path)]
-    paths += [hits_file(index_dir, source_id), *vector_files(index_dir, source_id), unit_index_file(index_dir, source_id)]
+    paths += [hits_file(index_dir, source_id), chapters_file(index_dir, source_id), *vector_files(index_dir, source_id), unit_index_file(index_dir, source_id)]
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
@@ -268,3 +269,20 @@ def sweep(index_dir: Path, manifest: Manifest) -> list[Path]:
 
 def write_json(path: Path, obj: Any) -> None:
     atomic_write(path, dumps(obj))
+
+
+def save_chapters(index_dir: Path, source_id: str, chapters: list[dict[str, Any]]) -> None:
+    """A folder book's parsed chapters (see `index.extract.mdbook.Chapter`): a cache, written after
+    the source; a missing or damaged one only means every chapter is read again."""
+    atomic_write(chapters_file(index_dir, source_id), dumps({"format_version": FORMAT_VERSION, "chapters": chapters}))
+
+
+def load_chapters(index_dir: Path, source_id: str) -> dict[str, dict[str, Any]]:
+    """The cached chapters of a folder book by library path ({} when there are none)."""
+    try:
+        data = orjson.loads(chapters_file(index_dir, source_id).read_bytes())
+        if data.get("format_version") != FORMAT_VERSION:
+            return {}
+        return {c["file"]: c for c in data["chapters"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}

@@ -46,11 +46,13 @@ from gmtool.storage.sources import (
     SourceRecord,
     drop_prev,
     ensure_hits,
+    load_chapters,
     load_pages,
     load_source,
     pages_sound,
     remove_source,
     roll_back,
+    save_chapters,
     save_source,
     sweep,
 )
@@ -58,9 +60,9 @@ from gmtool.storage.sources import (
 __all__ = [
     "FORMAT_VERSION", "LOCKFILE", "MANIFEST", "MARKER", "FailedFile", "FileStamp", "HitsFile", "IndexState",
     "Manifest", "SourceRecord", "active_writer", "atomic_write", "claim", "clean", "dir_size", "drop_prev", "dumps",
-    "ensure_hits", "file_sha256", "has_marker", "is_temp_name", "load_hits", "load_manifest",
+    "ensure_hits", "file_sha256", "has_marker", "is_temp_name", "load_chapters", "load_hits", "load_manifest",
     "load_manifest_or_empty", "load_pages",
     "load_source", "lock_path", "manifest_path", "manifest_stamp", "pages_file", "pages_sound", "prev_file",
-    "remove_source", "roll_back", "save_manifest", "save_source", "source_file", "stale_lock", "stale_lock_message", "sweep", "sync_files",
+    "remove_source", "roll_back", "save_chapters", "save_manifest", "save_source", "source_file", "stale_lock", "stale_lock_message", "sweep", "sync_files",
     "writer_lock",
 ]

@@ -22,28 +22,35 @@ def _norm(s: str) -> str:
     return _NORM.sub(" ", s.lower()).strip()
 
 
-def fold_labels(entries: list[Entry]) -> list[Entry]:
+_HEADINGS = ("outline", "heading", "markdown")  # entries made from headings, not from names in the text
+
+
+def fold_labels(entries: list[Entry], leaves_only: bool = False) -> list[Entry]:
+    """`leaves_only` (Markdown, whose headings are exact): a label with headings below it stays,
+    since in Markdown "Class Features" over "Hit Points", "Proficiencies" is structure, not a slot."""
     n = len(entries)
     has_kids = [False] * n
     for e in entries:
-        if e.parent is not None and e.origin in ("outline", "heading"):
+        if e.parent is not None and e.origin in _HEADINGS:
             has_kids[e.parent] = True
-    counts = Counter(_norm(e.title) for e in entries if e.origin in ("outline", "heading"))
+    counts = Counter(_norm(e.title) for e in entries if e.origin in _HEADINGS)
     kids: dict[int, list[int]] = {}
     for k, e in enumerate(entries):
-        if e.parent is not None and e.origin in ("outline", "heading"):
+        if e.parent is not None and e.origin in _HEADINGS:
             kids.setdefault(e.parent, []).append(k)
     fold: set[int] = set()
 
     def label(k: int, need: int) -> bool:
         e = entries[k]
-        return e.origin in ("outline", "heading") and counts[_norm(e.title)] >= need and len(e.title.split()) <= _MAX_WORDS
+        return e.origin in _HEADINGS and counts[_norm(e.title)] >= need and len(e.title.split()) <= _MAX_WORDS
 
     # a label folds with its children when they are labels too ("Alignment" > "Good", "Evil")
     for k in range(n - 1, -1, -1):
         if entries[k].parent is None or not label(k, _REPEATS):
             continue
         ch = kids.get(k, [])
+        if leaves_only and ch:
+            continue
         if all(c in fold or (not has_kids[c] and label(c, 2)) for c in ch):
             fold.add(k)
             fold.update(ch)

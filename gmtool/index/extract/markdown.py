@@ -7,8 +7,13 @@ so every entry has `page=None` and carries its 1-based source line instead.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from gmtool.index.extract import mdmarkup
+from gmtool.index.extract.labels import fold_labels
+from gmtool.index.extract.mdrows import drop_index_rows, table_rows
+from gmtool.index.extract.mdrunin import runins
 from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
 from gmtool.index.extract.titles import clean_title, split_tags
 from gmtool.index.files import read_text
@@ -20,7 +25,6 @@ _ATX_CLOSE = re.compile(r"[ \t]+#+$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _ATTR = re.compile(r"[ \t]*\{[#.][^{}]*\}$")  # pandoc `{#anchor .class}`
-_TAG = re.compile(r"<[^>]+>")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
@@ -28,6 +32,8 @@ _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`]+)`")
+# a line that is only tags or shortcodes (wrappers such as `<div …>`, `{{< hint >}}`)
+_ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _GENERIC_TITLES = re.compile(
     r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$",
@@ -41,9 +47,9 @@ def read_text_file(path: Path) -> str:
 
 
 def clean_inline(text: str) -> str:
-    """Strip inline Markdown (emphasis, links, code ticks, HTML tags) from a title."""
+    """Strip inline Markdown (emphasis, links, code ticks, HTML tags, shortcodes, entities) from a title."""
     text = _ATTR.sub("", text)
-    text = _TAG.sub("", text)
+    text = mdmarkup.inline_text(text)
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
     text = _REF_LINK.sub(r"\1", text)
@@ -58,25 +64,24 @@ def clean_inline(text: str) -> str:
 
 def clean_body(lines: list[str]) -> str:
     """A section's text with the loudest Markdown removed; paragraphs and lists stay as they are."""
-    text = "\n".join(lines)
-    if "<" in text:
-        # flatten HTML tables: one row per line, cells separated by two spaces
-        text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", "  ", text)
-        text = re.sub(r"</tr>", "\n", text)
-        text = re.sub(r"^\s*<[^>]+>\s*$\n?", "", text, flags=re.MULTILINE)  # lines that are only a tag
-        text = _TAG.sub("", text)
     out: list[str] = []
-    for line in text.split("\n"):
+    for line in lines:
+        if line.lstrip().startswith(">"):
+            line = mdmarkup.unquote(line)
         stripped = line.strip()
+        if stripped.startswith(("<", "{{")) and _ONLY_MARKUP.match(stripped):
+            continue  # `<div class=…>`, `</div>`, `{{< hint >}}`: wrappers, not text
         if stripped.startswith("|") or (stripped.endswith("|") and stripped.count("|") >= 2):
             if _TABLE_SEP.match(stripped):
                 continue
-            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            cells = [mdmarkup.inline_text(c).strip() for c in stripped.strip("|").split("|")]
             line = "  ".join(c for c in cells if c)
             if not line:
                 continue
         elif _TABLE_SEP.match(stripped) and "|" in stripped:
             continue
+        elif "<" in line or "&" in line or "{{" in line or "[" in line:
+            line = mdmarkup.inline_text(line, br="\n")
         if "](" in line:  # each pattern needs its marker: most lines skip the regexes (a third of a Markdown scan)
             line = _LINK.sub(r"\1", _IMAGE.sub(r"\1", line))
         if "*" in line or "_" in line:
@@ -89,34 +94,83 @@ def clean_body(lines: list[str]) -> str:
     return body.strip()
 
 
+_FM_TITLE = re.compile(r"^title\s*[:=]\s*(.+)$", re.IGNORECASE)
+
+
 def _front_matter(lines: list[str]) -> tuple[int, str | None]:
-    """Lines taken by YAML front matter at the top, and its title if any."""
-    if not lines or lines[0].strip() != "---":
+    """Lines taken by front matter at the top (YAML `---` or Hugo's TOML `+++`), and its title if any."""
+    fence = lines[0].strip() if lines else ""
+    if fence not in ("---", "+++"):
         return 0, None
+    ends = ("---", "...") if fence == "---" else ("+++",)
     for i in range(1, min(len(lines), 200)):
-        if lines[i].strip() in ("---", "..."):
+        if lines[i].strip() in ends:
             title = None
             for fm in lines[1:i]:
-                m = re.match(r"^title\s*:\s*(.+)$", fm.strip(), re.IGNORECASE)
+                m = _FM_TITLE.match(fm.strip())
                 if m:
-                    title = m.group(1).strip().strip("'\"") or None
+                    title = clean_inline(m.group(1).strip().strip("'\"")) or None
             return i + 1, title
     return 0, None
 
 
-def parse_markdown(text: str, name: str | None = None,
-                   warnings: list[str] | None = None) -> tuple[list[Entry], str | None]:
-    """Entries (with bodies) and a document title from Markdown source. Text before the first
-    heading (all of it, in a file without headings) is an entry titled by the front matter's
-    title or by `name` (the file's stem), so no readable text is left out of the index.
-    Headings past MAX_ENTRIES are counted, not kept (the text from the first of them on is not
-    indexed), with an ENTRIES_CAPPED warning in `warnings`."""
-    lines = text.split("\n")
-    start, title = _front_matter(lines)
-    headings: list[tuple[int, int, str, int]] = []  # (line index, level, title, first body line)
-    dropped, stop = 0, len(lines)  # headings past the cap, and the line of the first of them
+@dataclass
+class Parsed:
+    """One Markdown file read: its entries, the title it gives itself, and what a folder book
+    needs to place it (its front-matter title, whether it is only a heading or nothing)."""
+
+    entries: list[Entry]
+    title: str | None  # front matter `title`, else a title heading (see `_title_heading`)
+    front_title: str | None = None
+    headings: int = 0  # heading entries (not rows, not the text before the first heading)
+    has_text: bool = False  # any body text at all
+    preamble: bool = False  # the first entry is the text before the first heading
+    heading_title: str | None = None  # the first heading, when it is a title (`_title_heading`)
+    lines: int = 0  # the file's line count
+
+
+@dataclass
+class _Heading:
+    idx: int  # line index of the heading
+    level: int
+    raw: str
+    body_start: int
+    lead: str = ""  # text the heading line itself carries (a name box's values)
+    box: bool = False
+
+
+def _heading_at(lines: list[str], i: int, start: int, prev_para: bool, last_level: int,
+                headings: list[_Heading]) -> _Heading | None:
+    line = lines[i]
+    m = _ATX.match(line)
+    if m is None and line.lstrip().startswith(">"):
+        m = _ATX.match(mdmarkup.unquote(line))  # `> ### Sidebar`, `>## Combat Step by Step`
+    if m:
+        raw = _ATX_CLOSE.sub("", m.group(2) or "")
+        return _Heading(i, len(m.group(1)), raw, i + 1) if raw.strip("# \t") else None
+    box = mdmarkup.name_box(line) if "{{" in line else None
+    if box is not None:
+        return _Heading(i, min(6, last_level + 1), box[0], i + 1, lead=box[1], box=True)
+    s = _SETEXT.match(line)
+    # only a one-line paragraph is taken as a heading (after a blank line or the top)
+    if (
+        s
+        and prev_para
+        and (s.group(1)[0] == "=" or len(s.group(1)) >= 2)
+        and (i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1].idx == i - 2))
+    ):
+        return _Heading(i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1)
+    return None
+
+
+def _find_headings(lines: list[str], start: int) -> tuple[list[_Heading], int, int]:
+    """The headings, at most MAX_ENTRIES; past it they are counted (dropped), not kept, and the text
+    from the first of them on (stop) is not indexed."""
+    headings: list[_Heading] = []
+    dropped, stop = 0, len(lines)
     fence: str | None = None
     prev_para = False  # the previous line is paragraph text that a setext underline could promote
+    last_level = 0  # of the last real heading: a name box sits one below it
     for i in range(start, len(lines)):
         line = lines[i]
         m = _FENCE.match(line)
@@ -129,40 +183,57 @@ def parse_markdown(text: str, name: str | None = None,
             fence = m.group(1)
             prev_para = False
             continue
-        m = _ATX.match(line)
-        if m:
-            raw = _ATX_CLOSE.sub("", m.group(2) or "")
-            if raw.strip("# \t"):
-                if len(headings) >= MAX_ENTRIES:
-                    stop = min(stop, i)
-                    dropped += 1
-                else:
-                    headings.append((i, len(m.group(1)), raw, i + 1))
-            prev_para = False
-            continue
-        s = _SETEXT.match(line)
-        # only a one-line paragraph is taken as a heading (after a blank line or the top)
-        if (
-            s
-            and prev_para
-            and (s.group(1)[0] == "=" or len(s.group(1)) >= 2)
-            and (i - 2 < start or not lines[i - 2].strip() or (headings and headings[-1][0] == i - 2))
-        ):
-            if len(headings) >= MAX_ENTRIES:
-                stop = min(stop, i - 1)
-                dropped += 1
-            else:
-                headings.append((i - 1, 1 if s.group(1)[0] == "=" else 2, lines[i - 1].strip(), i + 1))
+        h = _heading_at(lines, i, start, prev_para, last_level, headings)
+        if h is not None and len(headings) >= MAX_ENTRIES:
+            dropped, stop = dropped + 1, min(stop, h.idx)
+        elif h is not None:
+            headings.append(h)
+            if not h.box:
+                last_level = h.level
             prev_para = False
             continue
         stripped = line.strip()
         prev_para = (
             bool(stripped)
-            and not stripped.startswith(("|", ">", "<", "-", "*", "+"))
+            and not stripped.startswith(("|", ">", "<", "-", "*", "+", "{{"))
             and not re.match(r"^\d+[.)]\s", stripped)
             and not line.startswith(("    ", "\t"))
         )
+    return headings, dropped, stop
 
+
+def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx: int) -> str | None:
+    """The file's first heading when it is the book's title rather than its first section: it is
+    the first text, not generic ("Legal Information"), and either no other heading is as high
+    (the one H1 over the H2s) or it heads only a short title page (followed by its peers)."""
+    first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
+    top = entries[0]
+    if first_text != first_idx or top.level > 2 or _GENERIC_TITLES.match(top.title):
+        return None
+    heads = [e for e in entries if e.origin == "markdown"]
+    peers = [e for e in heads[1:] if e.level <= top.level]
+    if not peers:
+        return top.title
+    second = heads[1] if len(heads) > 1 else None
+    title_page = second is not None and second.level <= top.level and len(top.body.split()) <= _TITLE_PAGE_WORDS
+    return top.title if title_page else None
+
+
+# A title page holds a subtitle, a byline, a copyright and attribution notice, and no sections
+# of its own: a first heading with subsections, or with more words than this before its next
+# peer, is a chapter ("The Basics"), not the book's title. Fate Condensed's title page with
+# its attribution notice is 120 words; a chapter without subsections runs to thousands.
+_TITLE_PAGE_WORDS = 300
+
+
+def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None = None) -> Parsed:
+    """Entries (with bodies) and a title from Markdown source. Text before the first heading
+    (all of it, in a file without headings) is an entry titled by the front matter's title or by
+    `name` (the file's stem), so no readable text is left out of the index. Headings past
+    MAX_ENTRIES are counted, not kept, with an ENTRIES_CAPPED warning in `warnings`."""
+    lines = mdmarkup.prepare(text).split("\n")
+    start, front = _front_matter(lines)
+    headings, dropped, stop = _find_headings(lines, start)
     if dropped and warnings is not None:
         warnings.append(entries_capped(len(headings) + dropped, len(headings), "headings"))
     gone = _furniture(lines, headings)
@@ -170,29 +241,47 @@ def parse_markdown(text: str, name: str | None = None,
         # a running header carried over from a PDF: out of the tree and out of the text; the
         # text after it continues the section it interrupted
         lines = ["" if i in gone else ln for i, ln in enumerate(lines)]
-        headings = [h for h in headings if h[0] not in gone]
+        headings = [h for h in headings if h.idx not in gone]
     out = EntryList("markdown")
-    first = headings[0][0] if headings else stop
-    out.add_preamble(title or name or "Notes", clean_body(lines[start:first]), start + 1)
-    for n, (idx, level, raw, body_start) in enumerate(headings):
-        body_end = headings[n + 1][0] if n + 1 < len(headings) else stop
-        out.add(clean_inline(raw) or raw.strip(), level, clean_body(lines[body_start:body_end]), idx + 1,
-                body_line=body_start + 1)
+    first = headings[0].idx if headings else stop
+    preamble = clean_body(lines[start:first])
+    out.add_preamble(front or name or "Notes", preamble, start + 1)
+    heading_idx = [h.idx for h in headings]
+    inline = sorted([(row.idx, row.name, row.body, None, "row") for row in table_rows(lines, start, heading_idx)]
+                    + [(x.idx, x.name, clean_body(lines[x.idx:x.end]), x.tags, "runin")
+                       for x in runins(lines, start, set(heading_idx))])
+    r = 0
+    for n, h in enumerate(headings):
+        body_end = headings[n + 1].idx if n + 1 < len(headings) else stop
+        body = clean_body(lines[h.body_start:body_end])
+        if h.lead:
+            body = f"{h.lead}\n\n{body}".strip()
+        out.add(clean_inline(h.raw) or h.raw.strip(), h.level, body, h.idx + 1, body_line=h.body_start + 1)
+        if h.box:  # a name box is a one-row table (name | level | price): a name, typed like a table row
+            out.entries[-1].origin = "row"
+        while r < len(inline) and inline[r][0] < body_end:
+            idx, name, text, tags, origin = inline[r]
+            if idx > h.idx:
+                out.add_inline(name, text, idx + 1, origin)
+                out.entries[-1].tags = tags
+            r += 1
     entries = out.entries
     for e in entries:
         # a stray emphasis marker ("**Wand of Fireballs"), a bracketed tag or a price after a name
         e.title, tags = split_tags(clean_title(e.title) or e.title)
-        e.tags = tags or None
-    if title is None and headings:
-        first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
-        if (
-            first_text is not None
-            and first_text == headings[0][0]
-            and entries[0].level <= 2
-            and not _GENERIC_TITLES.match(entries[0].title)
-        ):
-            title = entries[0].title
-    return entries, title
+        if tags:
+            e.tags = [*(e.tags or []), *(t for t in tags if t not in (e.tags or []))]
+    heading_title = _title_heading(entries, lines, start, headings[0].idx) if headings and not preamble else None
+    has_text = bool(preamble) or any(e.body for e in entries)
+    return Parsed(entries, front or heading_title, front, len(headings), has_text, bool(preamble), heading_title,
+                  len(lines))
+
+
+def parse_markdown(text: str, name: str | None = None,
+                   warnings: list[str] | None = None) -> tuple[list[Entry], str | None]:
+    """Entries and a document title (see `parse_chapter`)."""
+    p = parse_chapter(text, name, warnings)
+    return p.entries, p.title
 
 
 # A heading printed this often, that interrupts the text (the next text is another heading, or
@@ -204,11 +293,11 @@ _FURNITURE_REPEATS = 5
 _FURNITURE_INTERRUPTS = 0.25
 
 
-def _furniture(lines: list[str], headings: list[tuple[int, int, str, int]]) -> set[int]:
+def _furniture(lines: list[str], headings: list[_Heading]) -> set[int]:
     """Line indexes of the headings that are page furniture (see _FURNITURE_REPEATS)."""
     places: dict[str, list[int]] = {}
-    for idx, _level, raw, _body in headings:
-        places.setdefault(clean_inline(raw).lower(), []).append(idx)
+    for h in headings:
+        places.setdefault(clean_inline(h.raw).lower(), []).append(h.idx)
     gone: set[int] = set()
     for at in places.values():
         if len(at) < _FURNITURE_REPEATS:
@@ -235,5 +324,5 @@ def extract_markdown(path: Path) -> Document:
     text = read_text_file(path)
     warnings: list[str] = []
     entries, title = parse_markdown(text, shown_name(path.stem), warnings)
-    return Document(format="md", title=title, pages=1, entries=entries, page_texts=[text], lines=text.count("\n") + 1,
-                    warnings=warnings)
+    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries), leaves_only=True),
+                    page_texts=[text], lines=text.count("\n") + 1, warnings=warnings)

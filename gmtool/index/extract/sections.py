@@ -91,6 +91,13 @@ class EntryList:
                       body=chunk, origin=self.origin, line=body_line + body.count("\n", 0, offset))
             )
 
+    def add_inline(self, title: str, body: str, line: int, origin: str) -> None:
+        """A name inside the open section (a table row): its child, never a parent (see `extract.inline`)."""
+        parent = self._open[-1] if self._open else None
+        level = self.entries[parent].level + 1 if parent is not None else 1
+        self.entries.append(Entry(title=title, level=level, page=None, end_page=0, parent=parent,
+                                  body=body[:MAX_ENTRY_CHARS], origin=origin, line=line))
+
     def add_preamble(self, title: str, body: str, line: int) -> None:
         """The text before the first heading (or of a file without headings) as a top-level
         entry, so every readable line of a file can be found."""

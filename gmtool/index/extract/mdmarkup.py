@@ -1,0 +1,121 @@
+"""HTML and static-site markup inside Markdown, read the way a browser would show it.
+
+Markdown books exported from wikis and static sites carry HTML comments, entities, `<br>` and
+`<div>` wrappers, raw `<table>`s, blockquoted headings (`> ### Sidebar`), Hugo shortcodes
+(`{{< hint >}}`) and `[[…]]` placeholders. None of that is text a reader sees. The multi-line
+constructs (comments, raw tables) are rewritten in place line for line, so every entry keeps the
+line number of its source; the rest is cleaned per line or per title.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_RAW_TABLE = re.compile(r"<table\b.*?</table\s*>", re.DOTALL | re.IGNORECASE)
+_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr\s*>", re.DOTALL | re.IGNORECASE)
+_CELL = re.compile(r"<t[dh]\b[^>]*>(.*?)</t[dh]\s*>", re.DOTALL | re.IGNORECASE)
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[-=]{2,}>")  # tags, and Hugo's `<--->` column break
+_SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
+_WIKI = re.compile(r"(!?)\[\[([^\[\]]*)\]\]")
+_EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)")
+_ALERT = re.compile(r"^\[!([A-Za-z]+)\]\s*$")  # GitHub alert blockquotes: `> [!NOTE]`
+_QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
+# a Hugo name box: a line of shortcodes around one short name (and values after `<--->`)
+_BOX = re.compile(r"^\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+(?P<inner>[^{}]+?)\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+$")
+_COLUMN_BREAK = re.compile(r"\s*<[-=]{2,}>\s*")
+_BOX_VALUE = re.compile(r"\s+(?:---|\u2014)\s+")  # "Rolling Boulder --- 6 (12)": a name, then its values
+_EM_DASH = re.compile(r"(?<=\w)---(?=\w)|(?<=\s)---(?=\s)")  # pandoc's em dash: "Abilities---A"
+
+
+def _blank_keeping_lines(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")
+
+
+def _table_as_pipes(match: re.Match[str]) -> str:
+    """A raw `<table>` as pipe rows, each on the line its `<tr>` starts on, so it reads like a
+    Markdown table and its rows keep their line numbers."""
+    block = match.group(0)
+    lines = [""] * (block.count("\n") + 1)
+    at = []
+    for row in _ROW.finditer(block):
+        cells = [" ".join(inline_text(c).split()) for c in _CELL.findall(row.group(1))]
+        if any(cells):
+            at.append(block.count("\n", 0, row.start()))
+            lines[at[-1]] = "| " + " | ".join(cells) + " |"
+    for k in range(at[0] + 1, at[-1]) if at else ():
+        lines[k] = lines[k] or "|"  # an empty row: the table stays one block (`<thead>`, `<p>` lines)
+    return "\n".join(lines)
+
+
+def prepare(text: str) -> str:
+    """Comments out and raw tables as pipe rows; the line count is unchanged."""
+    if "<!--" in text:
+        text = _COMMENT.sub(_blank_keeping_lines, text)
+    if "<table" in text or "<TABLE" in text:
+        text = _RAW_TABLE.sub(_table_as_pipes, text)
+    return text
+
+
+def _wiki(match: re.Match[str]) -> str:
+    """`[[Page|label]]` reads as its label, `[[Page]]` as the page; an embed (`![[…]]`) or an
+    upper-case placeholder (`[[PHYSICAL ICON]]`, an icon the site draws) is not text."""
+    embed, inner = match.group(1), match.group(2).strip()
+    if "|" in inner:
+        return inner.split("|")[-1].strip()
+    letters = [c for c in inner if c.isalpha()]
+    if embed or not letters or all(c.isupper() for c in letters):
+        return ""
+    return inner
+
+
+def inline_text(text: str, br: str = " ") -> str:
+    """Markup that is not text, taken out of one line or cell: tags (`<br>` becomes `br`),
+    shortcodes, placeholders, empty links; entities decoded."""
+    if "{{" in text:
+        text = _SHORTCODE.sub(" ", text)
+    if "[[" in text:
+        text = _WIKI.sub(_wiki, text)
+    if "[]" in text:
+        text = _EMPTY_LINK.sub("", text)
+    if "<" in text:
+        text = _BR.sub(br, text)
+        text = _COLUMN_BREAK.sub("  ", text)
+        text = _TAG.sub("", text)
+    if "&" in text:
+        text = html.unescape(text).replace("\xa0", " ")
+    if "---" in text:
+        text = _EM_DASH.sub("\u2014", text)
+    return text
+
+
+def unquote(line: str) -> str:
+    """A blockquote line without its `>` markers (nested `>>` too); an alert marker reads as its word."""
+    if ">" not in line[:4] and not line.lstrip().startswith(">"):
+        return line
+    rest = _QUOTE.sub("", line.lstrip()) if line.lstrip().startswith(">") else line
+    alert = _ALERT.match(rest.strip())
+    return alert.group(1).capitalize() + ":" if alert else rest
+
+
+def name_box(line: str) -> tuple[str, str] | None:
+    """(name, values) of a Hugo name box (`{{< hint >}} {{< columns2 >}} Abomination <---> 5 (15)
+    {{< /columns2 >}}{{< /hint >}}`): a line that is only shortcodes around a name."""
+    if not line.lstrip().startswith("{{"):
+        return None
+    m = _BOX.match(line)
+    if m is None:
+        return None
+    parts = _COLUMN_BREAK.split(m.group("inner"))
+    parts = [*_BOX_VALUE.split(parts[0], maxsplit=1), *parts[1:]]
+    name = " ".join(inline_text(parts[0]).split())
+    if not name or "{{" in name:
+        return None
+    return name, "  ".join(" ".join(inline_text(p).split()) for p in parts[1:])
+
+
+def shortcode_only(line: str) -> bool:
+    """A line of shortcodes and nothing else (`{{< hint danger >}}`, `{{< /columns >}}`)."""
+    return "{{" in line and not _SHORTCODE.sub("", line).strip()

@@ -1,0 +1,116 @@
+"""Rows of name-first Markdown tables as entries (the Markdown side of `extract.tables`).
+
+A pipe table (or a raw `<table>`, which `mdmarkup.prepare` has turned into pipe rows) is a
+list of things when its first column holds short distinct names: weapons, gear, creatures by
+level. A leading column of numbers or dice ranges is a roll column, and the name column is the
+one after it. Tables whose first column is numbers, sentences or repeated labels give nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from gmtool.index.extract import mdmarkup
+from gmtool.index.extract.inline import namelike, norm
+from gmtool.types import Entry
+
+_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
+# A list needs a few members; two rows are as often a key/value box as a list. Fitted on
+# md-more (its named gear tables have 3+ rows); the PDF side asks for four (extract.tables).
+_MIN_ROWS = 3
+# Most first cells must be names: a table of rules text with the odd short cell is not a list.
+_MIN_NAME_SHARE = 0.75
+
+
+class Row(NamedTuple):
+    idx: int  # line index
+    name: str
+    body: str
+
+
+def _is_row(line: str) -> bool:
+    s = line.strip()
+    return s.startswith("|") or (s.endswith("|") and s.count("|") >= 2)
+
+
+def _cells(line: str) -> list[str]:
+    return [" ".join(mdmarkup.inline_text(c).replace("*", "").replace("_", " ").split())
+            for c in line.strip().strip("|").split("|")]
+
+
+def _blocks(lines: list[str], start: int) -> list[list[int]]:
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in range(start, len(lines)):
+        if _is_row(lines[i]):
+            cur.append(i)
+        elif cur:
+            out.append(cur)
+            cur = []
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _table(lines: list[str], block: list[int]) -> list[Row]:
+    if len(block) < _MIN_ROWS + 1:
+        return []
+    seps = {i for i in block if _SEP.match(lines[i])}
+    by_line = {i: _cells(lines[i]) for i in block if i not in seps}  # each line's cells, once
+    block = [i for i in block if i in seps or any(by_line[i])]
+    header: list[str] = []
+    data = block
+    if len(block) > 1 and block[1] in seps:
+        header, data = by_line.get(block[0], []), block[2:]
+    elif len(block) > 1:  # a raw HTML table: its first row is the header
+        header, data = by_line.get(block[0], []), block[1:]
+    rows = [(i, by_line[i]) for i in data if i not in seps]
+    if len(rows) < _MIN_ROWS:
+        return []
+    col = 1 if all(len(c) > 1 and _ROLL.match(c[0]) for _, c in rows) else 0
+    names = [c[col] if len(c) > col + 1 else "" for _, c in rows]
+    good = [n for n in names if namelike(n)]
+    if len(good) < _MIN_NAME_SHARE * len(rows) or len({norm(n) for n in good}) < len(good):
+        return []
+    out = []
+    for (i, cells), name in zip(rows, names, strict=True):
+        if not namelike(name):
+            continue
+        pairs = [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
+                                                           strict=False) if v]
+        out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
+    return out
+
+
+def table_rows(lines: list[str], start: int, heading_idx: list[int]) -> list[Row]:
+    """Rows that name things, in line order, from every table after line `start` that no heading interrupts."""
+    heads = set(heading_idx)
+    out: list[Row] = []
+    for block in _blocks(lines, start):
+        if heads.intersection(block):
+            continue
+        out.extend(_table(lines, block))
+    return out
+
+
+def drop_index_rows(entries: list[Entry]) -> list[Entry]:
+    """Without the rows that only repeat a heading's name: a glossary table listing every spell
+    again is an index of the book, not a second "Fireball". Rows have no children, so only the
+    parents after a dropped row move."""
+    heads = {norm(e.title) for e in entries if e.origin != "row"}
+    drop = [e.origin == "row" and norm(e.title) in heads for e in entries]
+    if not any(drop):
+        return entries
+    new_index: list[int] = []
+    n = 0
+    for d in drop:
+        new_index.append(n)
+        n += not d
+    out = []
+    for e, d in zip(entries, drop, strict=True):
+        if not d:
+            e.parent = new_index[e.parent] if e.parent is not None else None
+            out.append(e)
+    return out

@@ -1,0 +1,75 @@
+"""Bold run-in names in Markdown: a paragraph that opens with its name set in bold.
+
+`**Adroit Cypher Use:** You can bear…`, `***Nimble Escape.*** The goblin…`, `**_Drow Poison
+(Injury)._** This poison…`. The bold span must end in `.` or `:` (inside or right after it) and be
+followed by text, and the name must be name-like; a parenthesised tail (a cost, a poison's kind)
+is a tag, not part of the name. List items are field lines (`- **Armor Class:** 17`), not
+entries, and a bold name repeated in one file is a shared trait or a label ("Motive:",
+"Health:"), not an entry (`inline.drop_repeats`): its text stays in its section either way.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from gmtool.index.extract.inline import Inline, Pos, drop_repeats, namelike
+
+_BOLD = re.compile(r"^ {0,3}(\*\*\*|\*\*_|_\*\*|\*\*|__)(.{2,90}?)(\*\*\*|_\*\*|\*\*_|\*\*|__)(.*)$")
+_TAIL = re.compile(r"\s*\(([^()]{1,40})\)$")
+# A run-in's text is prose; a field's is a value ("**Range:** 150 feet", "**Motive:** Hungers for
+# flesh"). Six words is above the longest field values of the corpus's stat blocks and spell headers.
+_MIN_TEXT_WORDS = 6
+# A bold name printed twice in one file is a trait several entries share ("***Tunneler.***" under
+# two monsters, "**Motive:**" under every creature), not a thing of its own.
+_MAX_REPEATS = 1
+
+
+class RunIn(NamedTuple):
+    idx: int  # line index of the name
+    end: int  # one past the paragraph's last line
+    name: str
+    tags: list[str] | None
+
+
+def _name_of(line: str) -> tuple[str, list[str] | None] | None:
+    m = _BOLD.match(line)
+    if m is None:
+        return None
+    inner, rest = m.group(2).strip(" _*"), m.group(4)
+    after = rest.lstrip(" _*")
+    if inner.endswith((".", ":")):
+        name, text = inner[:-1].strip(" _*"), after
+    elif after.startswith((".", ":")):
+        name, text = inner, after[1:]
+    else:
+        return None
+    if not text.strip() and not name:
+        return None
+    tags = None
+    t = _TAIL.search(name)
+    if t:
+        name, tags = name[: t.start()].strip(), [t.group(1).strip()]
+    return (name, tags) if namelike(name) else None
+
+
+def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
+    """The run-in names after line `start`, in line order (see the module docstring)."""
+    found: list[Inline] = []
+    ends: dict[int, int] = {}
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if i in heading_idx or not line.lstrip().startswith(("*", "_")) or (i > start and lines[i - 1].strip()):
+            continue
+        got = _name_of(line)
+        if got is None:
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end].strip() and end not in heading_idx:
+            end += 1
+        text = " ".join([_BOLD.match(line).group(4), *lines[i + 1:end]])  # type: ignore[union-attr]
+        if len(text.split()) < _MIN_TEXT_WORDS:
+            continue  # a field and its value, or a bold line alone: not a run-in
+        found.append(Inline(Pos(0, i), got[0], "", got[1], "runin"))
+        ends[i] = end
+    return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags) for f in drop_repeats(found, _MAX_REPEATS)]
