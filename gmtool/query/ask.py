@@ -142,6 +142,8 @@ def priors(lib: Library, intent: Intent, flt_types: list[str] | None) -> Priors:
     has_concept = bool(intent.concepts) and (intent.named_types or bool(flt_types))
     if has_concept:
         concept = np.asarray(concept_scores(intent.concepts, types, lib.doc_fields()), dtype=np.float32)
+        if intent.named_types:  # "a tanky class": the quality of a class, not of a monster's hit points
+            concept = concept * type_match
     return Priors(type_match=type_match, typed=_typed(lib), kind_match=kind_match, concept=concept,
                   has_type=bool(intent.types), has_kind=has_kind, has_concept=has_concept)
 
