@@ -7,8 +7,10 @@ each list fit; the even-numbered ones are reported apart. A development question
 answer" when the answer is in its top 10 with no score floor but not at the default --min-score;
 an off-topic question "returns nothing" when no result clears the default --min-score.
 
-Usage: python bench/ask_calibration.py LIBRARY [--fit]   (LIBRARY scanned with embeddings: all of
-../shared/corpus/pdf, md and pdf-more). Without --fit it reports the values in query.ranking.
+Usage: python bench/ask_calibration.py LIBRARY [LIBRARY ...] [--fit]   (each scanned with embeddings, e.g.
+all of ../shared/corpus/pdf, md and pdf-more, and the 4-book library of ../shared/eval/mklib.sh: a question's
+evidence depends on what else the library holds, so the fit pools libraries of different sizes).
+Without --fit it reports the values in query.ranking, per library and pooled.
 """
 
 from __future__ import annotations
@@ -108,18 +110,20 @@ def fit(rows: list[dict[str, Any]], base: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("library", type=Path)
+    ap.add_argument("library", type=Path, nargs="+")
     ap.add_argument("--fit", action="store_true", help="search the grid on the fit half and print the values")
     args = ap.parse_args(argv)
     from gmtool.query.ranking import RANKING
 
-    rows = features(args.library)
+    per_lib = {lib.name: features(lib) for lib in args.library}
+    rows = [r for part in per_lib.values() for r in part]
     cfg = fit(rows, RANKING) if args.fit else RANKING
     keys = ("similarity_low", "similarity_high", "coverage_weight", "ask_min_score")
     print(json.dumps({k: getattr(cfg, k) for k in keys}))
-    for half, m in evaluate(rows, cfg).items():
-        print(f"{half:6}: off-topic questions returning nothing {m['offtopic_empty']:.0%} of {m['n_off']:.0f}; "
-              f"development questions losing their right answer {m['dev_lost']:.1%} of {m['n_dev']:.0f}")
+    for name, part in [*per_lib.items(), ("pooled", rows)]:
+        for half, m in evaluate(part, cfg).items():
+            print(f"{name[:14]:14} {half:6}: off-topic questions returning nothing {m['offtopic_empty']:.0%} of "
+                  f"{m['n_off']:.0f}; development questions losing their right answer {m['dev_lost']:.1%} of {m['n_dev']:.0f}")
     return 0
 
 
