@@ -10,8 +10,9 @@ books of more/, toc_coverage.py for the more2 books (more2/toc_expected_*.json) 
 (toc_expected_srd51.json). Each is read from the `all` library. The typing weights are fitted (see
 bench/fit_typing.py), so beside the shipped figure each book gets `typed` with that book left out of the
 fit (`lobo`): classification re-run in-process on the book with weights fitted on the other books.
-Questions: score.py with `gmtool ask --json --limit 10` (hybrid) and `--ranker bm25` (keyword only):
-dev_ask and dev_search on `eval` and `all`; more/ask, more2/ask and more2/search on `more`.
+Questions: score.py with `gmtool ask --json --limit 10` (hybrid) and `--ranker bm25` (keyword only), and
+the name lookups (dev_search, more2/search) with `gmtool search --json --limit 10` (one ranker, in both
+columns): dev_ask and dev_search on `eval` and `all`; more/ask, more2/ask and more2/search on `more`.
 
 Usage: python bench/eval.py [--keep DIR] [--jobs 2] [--skip-ask]
 Prints the tables; asserts nothing (the acceptance bars are in issue #20).
@@ -125,7 +126,9 @@ def _junk(toc: dict) -> float:
 
 
 def score_set(gold: Path, lib: Path, ranker: str, env: dict[str, str]) -> dict:
-    cmd = f"{GMTOOL} ask --json --limit 10{RANKERS[ranker]}"
+    # a name lookup set is scored with `search` (keyword and title matching: one ranker, shown in both columns)
+    cmd = (f"{GMTOOL} search --json --limit 10" if "search" in gold.name
+           else f"{GMTOOL} ask --json --limit 10{RANKERS[ranker]}")
     p = subprocess.run([sys.executable, str(EVAL / "score.py"), str(gold), "--library", str(lib), "--cmd", cmd,
                         "--quiet"], capture_output=True, text=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
