@@ -312,11 +312,12 @@ def _keyword_side(
 
     own = set(content_tokens(q) or tokenize(q))
     expansion = expand(q)
-    first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight)
+    sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
+    first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
     extra = dict(expansion)
     for t, w in prf_terms(lib, first, own, mask).items():
         extra[t] = max(extra.get(t, 0.0), w)
-    kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight)
+    kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
     return _fold_max(kw, targets, lib.n_docs), own, extra
 
 

@@ -196,9 +196,11 @@ def rows_for(
 
 
 def keyword_scores(
-    lib: Library, query: str, extra: dict[str, float] | None = None, fuzzy_weight: float = RANKING.fuzzy_weight
+    lib: Library, query: str, extra: dict[str, float] | None = None, fuzzy_weight: float = RANKING.fuzzy_weight,
+    title_sims: np.ndarray | None = None,
 ) -> np.ndarray:
-    """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale."""
+    """BM25 over title and body, typo-corrected tokens, and fuzzy title similarity, on one scale.
+    `title_sims`: the query's title similarities when the caller has them already (left unchanged)."""
     import numpy as np
 
     from gmtool.rank.fuzzy import correct_tokens
@@ -219,7 +221,7 @@ def keyword_scores(
     top = float(score.max()) if score.size else 0.0
     if top > 0:
         np.divide(score, top, out=score)
-    fz = fuzzy.scores(query)
+    fz = fuzzy.scores(query) if title_sims is None else title_sims.copy()
     cand = np.flatnonzero(fz > RANKING.exact_min_similarity)
     score += np.multiply(fz, fuzzy_weight, out=fz)
     nq = normalize(query)
@@ -299,6 +301,8 @@ def prepare(
 
 
 def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: bool = False) -> SearchResult:
+    import numpy as np
+
     from gmtool.rank.bm25 import top_k
     from gmtool.textnorm import content_tokens
 
@@ -308,20 +312,21 @@ def search(lib: Library, query: str, flt: Filters, limit: int = 20, all_copies: 
     if empty:
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
     if browse:  # filters without words: every matching entry, in book order
-        import numpy as np
-
         allowed = np.flatnonzero(mask) if mask is not None else np.arange(lib.n_docs)
         order = [int(i) for i in allowed[: limit * RANKING.overfetch]]
         rows = rows_for(lib, order, [0.0] * len(order), limit, all_copies, mask)
         hits = make_hits(lib, rows, set())
         return SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
-    scores = keyword_scores(lib, q)
+    sims = lib.keyword()[1].scores(q)  # title similarity, once for the scores and the near misses
+    scores = keyword_scores(lib, q, title_sims=sims)
     order = [int(i) for i in top_k(scores, limit * RANKING.overfetch, mask)]
-    title_best, suggestions = _near_titles(lib, q, mask)
+    if mask is not None:
+        sims = np.where(mask, sims, 0.0)
+    title_best = float(sims.max()) if sims.size else 0.0
     if title_best < TITLE_MATCH and not _title_word(lib, q, order) and _word_coverage(lib, q, mask) < WORDS_MATCH \
             and _word_coverage(lib, q, mask, corrected=False, joint=False) < WORDS_MATCH:
         return SearchResult(query=q, mode="keyword", results=[], warnings=_with_new(warnings, lib),
-                            message=f"no entry matches '{q}'", suggestions=suggestions)
+                            message=f"no entry matches '{q}'", suggestions=_near_titles(lib, sims))
     rows = rows_for(lib, order, [float(scores[i]) for i in order], limit, all_copies, mask)
     hits = make_hits(lib, rows, set(content_tokens(q)))
     out = SearchResult(query=q, mode="keyword", results=hits, warnings=_with_new(warnings, lib))
@@ -340,14 +345,11 @@ SUGGEST_MIN = 0.3  # titles at least this similar are offered as near misses whe
 SUGGESTIONS = 5
 
 
-def _near_titles(lib: Library, q: str, mask: np.ndarray | None) -> tuple[float, list[str]]:
-    """The best title similarity to the query, and the closest distinct titles (near misses)."""
+def _near_titles(lib: Library, sims: np.ndarray) -> list[str]:
+    """The closest distinct titles (near misses) by title similarity to the query (`sims`, per
+    document, 0 where filtered out); only a search that found nothing needs them (a full sort)."""
     import numpy as np
 
-    _, fuzzy = lib.keyword()
-    sims = fuzzy.scores(q)
-    if mask is not None:
-        sims = np.where(mask, sims, 0.0)
     titles = lib.titles_and_types()[0]
     near: list[str] = []
     for i in np.argsort(-sims)[: SUGGESTIONS * 8].tolist():
@@ -355,7 +357,7 @@ def _near_titles(lib: Library, q: str, mask: np.ndarray | None) -> tuple[float, 
             break
         if titles[i] and titles[i] not in near:
             near.append(titles[i])
-    return (float(sims.max()) if sims.size else 0.0), near
+    return near
 
 
 def _title_word(lib: Library, q: str, order: list[int]) -> bool:
