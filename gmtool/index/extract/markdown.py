@@ -318,11 +318,17 @@ def _interrupts(lines: list[str], i: int) -> bool:
     return True
 
 
+def book_entries(entries: list[Entry]) -> list[Entry]:
+    """A whole book's entries, one file or a folder of chapters: a table of contents' link rows
+    dropped, and repeated stat-block labels folded into their entry."""
+    return fold_labels(drop_index_rows(entries), leaves_only=True)
+
+
 def extract_markdown(path: Path) -> Document:
     """Extract a Markdown file's headings and sections."""
     path = Path(path)
     text = read_text_file(path)
     warnings: list[str] = []
     entries, title = parse_markdown(text, shown_name(path.stem), warnings)
-    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries), leaves_only=True),
+    return Document(format="md", title=title, pages=1, entries=book_entries(entries),
                     page_texts=[text], lines=text.count("\n") + 1, warnings=warnings)

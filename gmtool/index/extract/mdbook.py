@@ -26,9 +26,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from gmtool.index.extract.labels import fold_labels
-from gmtool.index.extract.markdown import Parsed
-from gmtool.index.extract.mdrows import drop_index_rows
+from gmtool.index.extract.markdown import Parsed, book_entries
 from gmtool.types import Document, Entry
 
 _PREFIX = re.compile(r"^\d+(?:\.\d+)*[-_. ]*")
@@ -137,7 +135,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
             heads[folder] = off
         entries.extend(local)
     title = marker_title or _root_title(chapters) or _spelled_out(folder_name, entries) or readable(folder_name)
-    return Document(format="md", title=title, pages=1, entries=fold_labels(drop_index_rows(entries), leaves_only=True), page_texts=[],
+    return Document(format="md", title=title, pages=1, entries=book_entries(entries), page_texts=[],
                     lines=sum(ch.parsed.lines for ch in chapters))
 
 
@@ -202,7 +200,10 @@ def read_book(plan: BookPlan) -> Document:
         except GmtoolError as exc:
             warnings.append(f"{exc.code}: {cp.file}: {exc.message}")
             continue
-        chapters.append(Chapter(cp.in_book, cp.file, cp.sha256, parse_chapter(text, readable(Path(cp.path).name))))
+        capped: list[str] = []
+        parsed = parse_chapter(text, readable(Path(cp.path).name), capped)
+        warnings += [w.replace(": ", f": {cp.file}: ", 1) for w in capped]  # ENTRIES_CAPPED, naming the chapter
+        chapters.append(Chapter(cp.in_book, cp.file, cp.sha256, parsed))
         read.add(cp.file)
     doc = assemble(chapters, plan.folder_name, plan.marker_title)
     doc.chapters = [{**c.to_json(), "read": c.file in read} for c in chapters]
