@@ -285,8 +285,10 @@ def test_rules_chapter_sections_are_rules_but_containers_stay_none():
         ("Blinded", 3, "A blinded creature can't see."),
     )
     got = types(doc)
-    assert got["Cover"] == "rule" and got["Combat"] is None
+    # a chapter of the map with its own prose is a rule too (md-more gold: "Combat", "Multiclassing")
+    assert got["Cover"] == "rule" and got["Combat"] == "rule"
     assert got["Conditions"] is None and got["Blinded"] == "condition"
+    assert got["Adventuring"] is None  # a chapter heading with no text of its own
 
 
 def test_other_games_get_rules_and_no_entities_without_evidence():

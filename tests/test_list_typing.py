@@ -117,3 +117,47 @@ def test_a_field_name_defined_as_a_run_in_is_a_rule_term_not_one_of_the_things()
     got = types(doc)
     assert all(got[name] != "item" for name, *_ in terms)
     assert lists.meaning("range increment") is None and lists.meaning("range") == "range"
+
+
+def test_a_list_under_a_singular_descriptions_heading_past_a_glossary_of_its_own_field_is_typed():
+    # "Extraordinary Item Descriptions" names items; "Properties", a sibling above the list, explains the
+    # field every item prints ("Properties: ..."), so it does not start a section of its own
+    items = [(name, 4, f"Wealth Level: {n}\nA strange device.\nProperties: Deadly {n}")
+             for n, name in enumerate(["Jet Boots", "Sun Blade", "Mind Probe", "Storm Horn"], 1)]
+    doc = doc_of(("Special Equipment", 2, PROSE), ("Extraordinary Item Descriptions", 3, PROSE),
+                 ("Properties", 4, "Deadly - the item kills. Potent - the item is strong."), *items)
+    got = types(doc)
+    assert all(got[name] == "item" for name, *_ in items)
+    assert got["Properties"] != "item"
+    # without the heading's word, the same shapes say nothing: untyped beats wrong
+    doc = doc_of(("Special Things", 2, PROSE), ("Descriptions", 3, PROSE),
+                 ("Properties", 4, "Deadly - the item kills."), *items)
+    assert all(v is None or v == "rule" for v in types(doc).values())
+
+
+def test_a_table_of_the_parents_kind_above_a_list_names_the_list():
+    arts = [(name, 4, f"Level: 1d6 + {n}\nForm: A small thing\nEffect: Does things.\nDepletion: 1 in 1d{n + 4}")
+            for n, name in enumerate(["Glow Stone", "Rope of Climbing", "Wind Fan"], 1)]
+    doc = doc_of(("Fantasy Artifacts", 2, PROSE), ("Example Fantasy Artifacts", 3, PROSE),
+                 ("Minor Artifacts Table", 4, "01-20 Glow Stone\n21-40 Rope of Climbing\n41-60 Wind Fan\n" * 10), *arts)
+    got = types(doc)
+    assert all(got[name] == "item" for name, *_ in arts)
+
+
+def test_a_sort_order_after_a_lists_name_is_not_its_kind():
+    from gmtool.index import genre
+
+    assert genre.context_of("science fiction creatures and npcs by level tech") == "monster"
+    assert genre.context_of("spells by class") == "spell"
+    assert genre.context_of("item descriptions") is None  # a lone entry below it may be a preamble
+    assert genre.context_of("item descriptions", singular=True) == "item"
+
+
+def test_parts_that_step_through_an_entrys_own_progression_make_it_a_class():
+    tiers = [(f"{o}-Tier Warden", 3, PROSE) for o in ("First", "Second", "Third", "Fourth")]
+    doc = doc_of(("Character Types", 1, PROSE), ("Warden", 2, PROSE * 3), *tiers,
+                 ("Gear", 1, PROSE), ("Tier 1 (Level 1)", 2, PROSE), ("Tier 2 (Levels 2-4)", 2, PROSE),
+                 ("Tier 3 (Levels 5-7)", 2, PROSE))
+    got = types(doc)
+    assert got["Warden"] == "class"
+    assert got["Gear"] != "class"  # level groups of a list name no one's progression

@@ -441,7 +441,7 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     tags = " ".join(e.tags or [])
     if not named and len(t.split()) <= 3:  # before stat shape: a class states hit points too
         kids = [nodes[c] for c in node.children]
-        if genre.class_shape(e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
+        if genre.class_shape(t, e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
             return "class"
     if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
         return "monster"
@@ -493,8 +493,11 @@ def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
 
 
 def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
-    if not node.ancestors or len(node.entry.body) < 40 or _is_structural(node.title):
+    if len(node.entry.body) < 40 or _is_structural(node.title):
         return False
+    if not node.ancestors:  # a chapter of its own (a folder book's chapter file): named by the chapter map
+        return bool(RULE_CTX.search(node.title)) and not any(
+            types[d] not in (None, "rule") for d in _descendants(nodes, node))
     if any(types[a] not in (None, "rule") or _LIST_TITLE.search(nodes[a].title) for a in node.ancestors):
         return False  # inside an entity, or in a spell list ("Bard Spells" > "3rd Level")
     if any(types[d] not in (None, "rule") for d in _descendants(nodes, node)):

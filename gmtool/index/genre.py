@@ -20,7 +20,8 @@ _CONTEXT_WORDS: dict[str, str] = {
     "monster": r"monsters?|creatures?|bestiary|bestiaries|adversar(?:y|ies)|foes|enemies|npcs?"
     r"|nonplayer characters?|non player characters?|antagonists|opponents|denizens",
     "spell": r"spells|grimoires?|rituals|miracles|powers|prayers|incantations|rotes|cantrips",
-    "item": r"equipment|gear|loot|treasures?|items|weapons?|armou?rs?|goods|provisions|supplies|price list",
+    "item": r"equipment|gear|loot|treasures?|items|artifacts|relics|weapons?|armou?rs?|goods|provisions|supplies"
+    r"|price list",
     "race": r"ancestr(?:y|ies)|races|kin|kindreds?|lineages?|species|heritages?|peoples",
     "background": r"backgrounds?|communit(?:y|ies)|upbringings?",
     "class": r"classes|playbooks|archetypes|callings|professions|careers",
@@ -29,7 +30,23 @@ _CONTEXT_WORDS: dict[str, str] = {
     "condition": r"conditions|debilit(?:y|ies)|status(?:es)?(?: effects)?|afflictions|ailments|injuries",
 }
 _SUFFIX = r"(?: list| lists| table| tables| descriptions| a z)?"
+# Before a list word the kind is singular: "Spell Descriptions", "Item Table", "Monster List".
+_LIST_SUFFIX = r" (?:list|lists|table|tables|descriptions)"
+_SINGULAR: dict[str, str] = {
+    "monster": "monster|creature|adversary|foe|enemy|npc",
+    "spell": "spell|ritual|power|prayer|miracle",
+    "item": "item|artifact|relic|weapon|armou?r|gear|equipment",
+    "race": "race|ancestry|species|lineage|heritage",
+    "background": "background",
+    "class": "class|playbook",
+    "subclass": "subclass",
+    "feat": "feat|talent",
+    "condition": "condition",
+}
 CONTEXT = {t: re.compile(rf"(?:^|\s)(?:{w}){_SUFFIX}$") for t, w in _CONTEXT_WORDS.items()}
+LIST_CONTEXT = {t: re.compile(rf"(?:^|\s)(?:{_SINGULAR[t]}){_LIST_SUFFIX}$") for t in _CONTEXT_WORDS}
+# A list's sort order trails its name: "Creatures and NPCs by Level & Tech", "Spells by Class".
+_SORT_ORDER = re.compile(r"\s+by\s+\S.*$")
 # A column header names what its rows are, often in the singular ("CREATURE HD ...", "ITEM COST").
 _HEADER_SINGULAR: dict[str, str] = {
     "monster": "monster|creature|adversary|foe|enemy|npc",
@@ -98,12 +115,15 @@ FRONT_MATTER = re.compile(
 NAME_ORIGINS = ("runin", "row", "line")  # entries extract found as names, not headings
 
 
-def context_of(title: str) -> str | None:
-    """The type a section lists, from its (normalised) title; None for other sections."""
+def context_of(title: str, singular: bool = False) -> str | None:
+    """The type a section lists, from its (normalised) title; None for other sections. With
+    `singular`, "Item Descriptions" counts too: a list of like siblings has shape evidence of its own,
+    while a lone entry under such a heading may be the list's preamble ("Reading the Entries")."""
     if _NOT_A_LIST.search(title):
         return None
+    title = _SORT_ORDER.sub("", title)
     for t, rx in CONTEXT.items():
-        if rx.search(title):
+        if rx.search(title) or (singular and LIST_CONTEXT[t].search(title)):
             return t
     return None
 
@@ -165,8 +185,27 @@ def describes_state(title: str, body: str) -> bool:
     return len(re.findall(rx, re.sub(r"[^a-z0-9]+", " ", body.lower()))) >= 2
 
 
-def class_shape(body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
-    """Hit points stated for the class, with feature or advancement parts below it."""
+# A step of a character's progression: "First-Tier Warrior", "Warrior Level 3", "2nd Rank Monk".
+_PROGRESSION = re.compile(
+    r"\b(?:(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))[ -]"
+    r"(?:tier|level|rank|circle)|(?:tier|level|rank|circle) \d+)\b"
+)
+# A class advances through at least this many named steps.
+PROGRESSION_STEPS = 3
+
+
+def progression_steps(title: str, kid_titles: list[str]) -> int:
+    """Parts that are steps of the entry's own progression: they name it ("Third-Tier Warrior" under
+    "Warrior"). A list's level groups ("Tier 2 (Levels 2-4)" under "Weapons") name no one."""
+    own = re.compile(rf"\b{re.escape(title)}\b") if title else None
+    return sum(1 for k in kid_titles if own is not None and own.search(k) and _PROGRESSION.search(k))
+
+
+def class_shape(title: str, body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
+    """Hit points stated for the class, with feature or advancement parts below it, or parts that are
+    the steps of its progression ("First-Tier Warrior" … "Sixth-Tier Warrior")."""
+    if progression_steps(title, kid_titles) >= PROGRESSION_STEPS:
+        return True
     parts = sum(1 for k in kid_titles[:6] if _CLASS_PART.match(k))
     if parts == 0:
         return False

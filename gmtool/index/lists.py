@@ -254,13 +254,20 @@ _UNDER_PARENT = "parent"
 def _marker(nodes: list[Any], lst: ListOf, member: int, labels: dict[int, frozenset[str]]) -> str | None:
     """What the nearest sibling heading above `member` (outside its list) says the member is: the kind
     it names when it is a marker ("Bard Subclasses"); None when it is a section of its own, which the
-    member then follows (a flattened nesting); _UNDER_PARENT when no heading sits between it and its parent."""
+    member then follows (a flattened nesting); _UNDER_PARENT when no heading sits between it and its parent.
+    A sibling titled by one of the list's own field labels ("Properties" above items that print
+    "Properties: ...") explains that field: it is about the list, not a section the list belongs to."""
     inside = set(lst.members)
     for i in range(member - 1, (lst.parent if lst.parent is not None else -1), -1):
         n = nodes[i]
         if n.entry.parent != lst.parent or i in inside or n.entry.origin in genre.NAME_ORIGINS:
             continue
-        return genre.context_of(n.title) if is_marker(n, labels[i]) and len(n.children) <= 2 else None
+        if " ".join(_norm(n.title).split()) in lst.labels:
+            continue
+        kind = genre.context_of(n.title, singular=True)
+        # a longer section (a table of these things) names their kind too when the parent agrees
+        agrees = kind is not None and lst.parent is not None and genre.context_of(nodes[lst.parent].title, True) == kind
+        return kind if (is_marker(n, labels[i]) or agrees) and len(n.children) <= 2 else None
     return _UNDER_PARENT
 
 
@@ -281,7 +288,7 @@ def evidence(nodes: list[Any], lst: ListOf, labels: dict[int, frozenset[str]],
     a member's kind in the heading above it (a column header, a marker heading, the parent) or in the
     member's own tag line; its field labels mean a kind through the general map."""
     n = len(lst.members)
-    parent_ctx = genre.context_of(nodes[lst.parent].title) if lst.parent is not None else None
+    parent_ctx = genre.context_of(nodes[lst.parent].title, singular=True) if lst.parent is not None else None
     named_n = dict.fromkeys(LIST_TYPES, 0)
     other_n = dict.fromkeys(LIST_TYPES, 0)
     full_n = dict.fromkeys(LIST_TYPES, 0)
