@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.query.confidence import best_similarity, confidence, coverage
+from gmtool.query.confidence import WordShares, best_similarity, confidence, word_shares
 from gmtool.query.fusion import Priors, fuse
 from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_fields, read_intent
 from gmtool.query.ranking import RANKING
@@ -273,7 +273,7 @@ def ask(
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
     pending = _QueryEmbedding(get_embedder, q, device, timeout) if ranker == "hybrid" else None
     targets = _global_targets(lib)
-    kw_ent, own, extra = _keyword_side(lib, q, mask, targets)
+    kw_ent, own, extra, shares = _keyword_side(lib, q, mask, targets)
     dense_ent = _dense_side(pending, lib, warnings) if pending is not None else None
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
@@ -282,7 +282,7 @@ def ask(
     fused = fuse(kw_ent, dense_ent, pri, allowed)
     # whether the library covers the question at all, whatever the filters keep (a type filter
     # narrows the answers, not the question)
-    conf = confidence(best_similarity(dense_ent, is_target), coverage(lib, sorted(own)))
+    conf = confidence(best_similarity(dense_ent, is_target), shares.joint)
     floor = RANKING.ask_min_score if min_score is None else min_score
     ranked = [int(i) for i in top_k(fused, max(1, limit) * RANKING.overfetch, allowed) if fused[int(i)] > 1e-9]
     order = [i for i in ranked if fused[i] * conf >= floor]
@@ -304,13 +304,22 @@ def ask(
 
 def _keyword_side(
     lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray
-) -> tuple[np.ndarray, set[str], dict[str, float]]:
+) -> tuple[np.ndarray, set[str], dict[str, float], WordShares]:
     """Entity keyword scores with thesaurus expansion and pseudo-relevance feedback, the
-    question's own tokens, and the added terms."""
+    question's own tokens, the added terms, and each entry's share of the question's words.
+
+    A question is a sentence, not a name: an entry that holds one of its words in a short title
+    ("Bow" for "shooting a bow while an enemy stands next to you") outscores, by BM25 alone, the
+    section holding most of them. So each entity's keyword score is scaled by its share of the
+    question's words (rarity-weighted, its best folded subsection's if higher) to the power
+    RANKING.coverage_power."""
+    import numpy as np
+
     from gmtool.query.search import keyword_scores
     from gmtool.textnorm import content_tokens, tokenize
 
     own = set(content_tokens(q) or tokenize(q))
+    shares = word_shares(lib, sorted(own))
     expansion = expand(q)
     sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
     first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
@@ -318,7 +327,11 @@ def _keyword_side(
     for t, w in prf_terms(lib, first, own, mask).items():
         extra[t] = max(extra.get(t, 0.0), w)
     kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
-    return _fold_max(kw, targets, lib.n_docs), own, extra
+    held = np.zeros(lib.n_docs, dtype=np.float32)
+    np.maximum.at(held, targets, shares.held.astype(np.float32))
+    np.maximum(held, shares.held.astype(np.float32), out=held)
+    scaled = _fold_max(kw, targets, lib.n_docs) * np.power(held, RANKING.coverage_power)
+    return scaled, own, extra, shares
 
 
 def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> np.ndarray | None:

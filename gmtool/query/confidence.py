@@ -12,6 +12,7 @@ thresholds are fitted in bench/ask_calibration.py (see query.ranking).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gmtool.query.ranking import RANKING, Ranking
@@ -22,19 +23,33 @@ if TYPE_CHECKING:
     from gmtool.query.library import Library
 
 
-def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarray | None = None) -> float:
-    """The largest rarity-weighted share of the question's words that one entry holds (0-1). A
-    question the library answers has an entry with most of its words; an off-topic one finds each
-    word somewhere ("quantum" in one book, "simply" in another) but not together. A word no entry
-    uses weighs as much as the question's average known word (a paraphrase, "musician", must not
-    outweigh the rest); with no known word at all, nothing is covered. Not `joint`: the share that
-    some entry or other holds. Only the entries `mask` keeps count (the filters)."""
+@dataclass
+class WordShares:
+    """Per entry, the rarity-weighted share of the question's words it holds (0-1), and the share
+    that some entry or other holds. See `word_shares`."""
+
+    held: np.ndarray
+    anywhere: float
+
+    @property
+    def joint(self) -> float:
+        """The largest share one entry holds."""
+        return float(self.held.max()) if self.held.size else 0.0
+
+
+def word_shares(lib: Library, tokens: list[str], mask: np.ndarray | None = None) -> WordShares:
+    """The rarity-weighted share of the question's words each entry holds. A question the library
+    answers has an entry with most of its words; an off-topic one finds each word somewhere
+    ("quantum" in one book, "simply" in another) but not together. A word no entry uses weighs as
+    much as the question's average known word (a paraphrase, "musician", must not outweigh the
+    rest); with no known word at all, nothing is covered. Only the entries `mask` keeps count."""
     import numpy as np
 
-    if not tokens:
-        return 0.0
     bm25, _ = lib.keyword()
     n = max(bm25.n_docs, 1)
+    none = WordShares(np.zeros(bm25.n_docs, dtype=np.float64), 0.0)
+    if not tokens:
+        return none
     m = bm25.matrix
     known: dict[int, float] = {}
     unknown = 0
@@ -45,8 +60,8 @@ def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarr
         else:
             unknown += 1
     if not known:
-        return 0.0
-    held = np.zeros(n, dtype=np.float64)
+        return none
+    held = np.zeros(bm25.n_docs, dtype=np.float64)
     anywhere = 0.0
     for j, w in sorted(known.items()):
         rows = m.indices[int(m.indptr[j]) : int(m.indptr[j + 1])]
@@ -56,8 +71,15 @@ def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarr
         anywhere += w if len(rows) else 0.0
     total = sum(known.values()) * (1 + unknown / len(known))
     if total <= 0:  # every known word is in every entry (a one-entry library): each entry holds them all
-        return 1.0
-    return (float(held.max()) if joint else anywhere) / total
+        return WordShares(np.ones(bm25.n_docs, dtype=np.float64), 1.0)
+    return WordShares(held / total, anywhere / total)
+
+
+def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarray | None = None) -> float:
+    """The largest share of the question's words that one entry holds (0-1; see `word_shares`).
+    Not `joint`: the share that some entry or other holds."""
+    shares = word_shares(lib, tokens, mask)
+    return shares.joint if joint else shares.anywhere
 
 
 def best_similarity(dense: np.ndarray | None, allowed: np.ndarray) -> float | None:
