@@ -1114,6 +1114,22 @@ def text_pages_pdf(path, texts: Sequence[bytes], *, kids_count: int | None = Non
                     b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (contents, font))
         objs.append(_stream(b"BT /F1 12 Tf 72 720 Td (" + text + b") Tj ET"))
     return raw_pdf(path, objs)
+def make_lost_space_pdf(path) -> Path:
+    """One page of Helvetica lines that lose a word space two ways: "You" and "must" drawn by one
+    TJ with a 0.13 em offset between them (too narrow for pdfium to put a space, a word space in
+    the glyphs), and "youare" printed with no space at all beside many "you are". "tollgate" is
+    printed whole with no gap: a word, though "toll" and "gate" are words too."""
+    lines = [b"[(You) -130 (must pay the toll at the gate.)] TJ", b"(Roll when youare ready to pass the tollgate.) Tj",
+             b"(The toll is paid at the gate. You must wait and you must bow.) Tj"]
+    lines += [b"(You are here and you are there, you are where you are.) Tj"] * 4
+    content = b"BT /F1 12 Tf 14 TL 72 720 Td " + b" T* ".join(lines) + b" ET"
+    return raw_pdf(path, [
+        b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>",
+        _stream(content)])
+
+
 # Text repair and clean entries (issue 21): every page carries a running header and a page
 # number; the text breaks words at line ends (a hyphen, a soft hyphen), glues a bold word to
 # the word before it, wraps a cell of a numbered table, titles two entries with a price and a

@@ -8,7 +8,7 @@ import pytest
 
 from gmtool.index.extract.pdf import extract_pdf
 from gmtool.types import Document
-from tests.pdfgen import TEXT_REPAIR_HEADER, make_text_repair_pdf
+from tests.pdfgen import TEXT_REPAIR_HEADER, make_lost_space_pdf, make_text_repair_pdf
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +50,16 @@ def test_a_word_glued_to_a_bold_word_is_parted(doc: Document) -> None:
     body = _entry(doc, "Holding On").body
     assert "make a successful WIS test" in body
     assert "successfulWIS" not in body
+
+
+def test_a_word_space_lost_in_the_text_layer_is_put_back(tmp_path) -> None:
+    """"Youmust" (a gap in the glyphs) and "youare" (two of the book's commonest words, printed
+    apart elsewhere) part; "tollgate" (no gap, uncommon parts) stays one word."""
+    text = " ".join(e.body for e in extract_pdf(make_lost_space_pdf(tmp_path / "toll.pdf")).entries)
+    assert "You must pay the toll" in text
+    assert "Roll when you are ready" in text
+    assert "the tollgate." in text
+    assert "Youmust" not in text and "youare" not in text
 
 
 def test_the_running_header_and_page_numbers_are_not_content(doc: Document) -> None:

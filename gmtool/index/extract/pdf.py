@@ -197,6 +197,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     texts = [ln.text for _, _, lines in pages for ln in lines]
     vocab_c = vocabulary(texts)
     resolve_pages(pages, vocab_c, body_size(pages) * _HEADING_RATIO)
+    _part_glued(str(path), pages, vocab_c, texts)
     plain = [(i + 1, getattr(lines, "plain", 0)) for i, (_, _, lines) in enumerate(pages) if getattr(lines, "plain", 0)]
     rules = [getattr(lines, "rules", ()) for _, _, lines in pages]
     pages = _repair_ligatures(pages, vocab_c)
@@ -239,6 +240,26 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         pages_without_text=empty,
         warnings=warnings,
     )
+
+
+def _part_glued(path: str, pages: list, vocab: Counter, texts: list[str]) -> None:  # type: ignore[type-arg]
+    """Part, in place, the words run together with no mark in the text layer: printed once, made
+    of two words of the book, and either set a word space apart in the glyphs or made of two of
+    the book's commonest words printed apart elsewhere (see words.common_glue)."""
+    from gmtool.index.extract.pdf_layout import lost_spaces
+    from gmtool.index.extract.words import common_glue, glued_candidates, glued_places, split_glued
+
+    cands = glued_candidates(vocab)
+    places = glued_places(pages, cands) if cands else {}
+    if not places:
+        return
+    cuts = lost_spaces(path, places)
+    common = common_glue(cands, vocab, texts)
+    for pi, words in places.items():
+        for w in words:
+            if w.lower() in common:
+                cuts.setdefault(pi, {}).setdefault(w, common[w.lower()])
+    split_glued(pages, cuts)
 
 
 def _repair_ligatures(pages: list, vocab: Counter) -> list:  # type: ignore[type-arg]

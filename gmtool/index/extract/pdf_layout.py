@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import itertools
 import re
 from typing import NamedTuple
 
@@ -491,3 +492,57 @@ def _read_page(page, raw, cache: dict) -> tuple[float, float, list[Line]]:
     if 0 < len(rules) <= MAX_RULES:
         lines.rules = tuple(rules)
     return w, h, lines
+
+
+# A lost word space inside a text run ("Youmust": the text layer has no space and the run no
+# break, the gap is a TJ offset): the glyphs' advance boxes stand this many font heights apart at
+# the cut, and half this much wider than any other gap of the word (kerning inside the words of
+# the corpus is at most ~0.03 of the height; the lost spaces of Minimal OpenD6 are 0.25 to 0.42).
+_LOST_SPACE = 0.1
+# pages read again to look at glyph gaps, at most, per book (each costs a page load); a text
+# layer that loses spaces does so throughout, so a book whose first _GLUE_PROBE pages (those
+# with the most candidates) show none is read no further
+MAX_GLUE_PAGES = 200
+_GLUE_PROBE = 12
+
+
+def lost_spaces(path: str, places: dict[int, dict[str, list[int]]]) -> dict[int, dict[str, int]]:
+    """Of the words run together that `places` names per page (word as printed -> where it may
+    part), those whose glyphs stand a word space apart at one of its cuts: page -> word -> cut.
+    Read from pdfium's advance (loose) boxes, which the run-level layout does not see."""
+    import pypdfium2 as pdfium
+
+    out: dict[int, dict[str, int]] = {}
+    doc = pdfium.PdfDocument(path)
+    try:
+        order = sorted(places, key=lambda p: -len(places[p]))[:MAX_GLUE_PAGES]
+        for n, pi in enumerate(order):
+            if n >= _GLUE_PROBE and not out:
+                break
+            page = doc[pi]
+            tp = page.get_textpage()
+            try:
+                text = tp.get_text_range()
+                for w, cuts in places[pi].items():
+                    cut = _cut_at_gap(tp, text, w, cuts)
+                    if cut:
+                        out.setdefault(pi, {})[w] = cut
+            finally:
+                tp.close()
+                page.close()
+    finally:
+        doc.close()
+    return out
+
+
+def _cut_at_gap(tp, text: str, word: str, cuts: list[int]) -> int:
+    """The cut of `word` (printed on the text page `tp`) where its glyphs stand apart, or 0."""
+    for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text):
+        boxes = [tp.get_charbox(k, loose=True) for k in range(m.start(), m.end())]
+        gaps = [b[0] - a[2] for a, b in itertools.pairwise(boxes)]
+        size = boxes[0][3] - boxes[0][1]  # the advance box is as tall as the font (the Tf size may be 1)
+        for c in cuts:
+            rest = max((g for i, g in enumerate(gaps) if i != c - 1), default=0.0)
+            if gaps[c - 1] >= _LOST_SPACE * size and gaps[c - 1] - rest >= _LOST_SPACE * size / 2:
+                return c
+    return 0

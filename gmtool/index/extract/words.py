@@ -12,6 +12,7 @@ parts are not; a compound whose parts are words ("two-handed") keeps its hyphen.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -247,3 +248,76 @@ def rejoin_pages(pages: list, drop: list, vocab: Counter, hyphens: Counter) -> N
                         # a line that ends someone else's word opens with no name: no leading run
                         lines[i] = ln = ln._replace(text=done[1], lead="")
             prev = (pi, i)
+
+
+# A word printed once that parts into two words the book prints elsewhere (each at least this
+# often and two letters long) may be two words run together with no mark: the space lost in the
+# text layer, or in the book itself ("Youmust", "youare").
+_GLUE_PART_MIN = 2
+_GLUE_LEN = (4, 30)
+# Parted on the book's words alone (no gap in the layout) only when both parts are among its
+# commonest words, each this share of all its words, this often and this long, and the two are
+# printed apart elsewhere ("youare" beside "you are"; "atone" and "upon" have a two-letter part
+# and stay).
+_COMMON_SHARE = 0.003
+_COMMON_MIN = 10
+_COMMON_LEN = 3
+
+
+def glued_candidates(vocab: Counter) -> dict[str, list[int]]:
+    """Lower-cased words printed once whose letters part into two words of the book: the word
+    -> where it may part. The layout (a gap at the cut) or `common_glue` decides each."""
+    out: dict[str, list[int]] = {}
+    for w, n in vocab.items():
+        if n != 1 or not _GLUE_LEN[0] <= len(w) <= _GLUE_LEN[1]:
+            continue
+        cuts = [i for i in range(2, len(w) - 1) if vocab.get(w[:i], 0) >= _GLUE_PART_MIN and vocab.get(w[i:], 0) >= _GLUE_PART_MIN]
+        if cuts:
+            out[w] = cuts
+    return out
+
+
+def glued_places(pages: list, cands: dict[str, list[int]]) -> dict[int, dict[str, list[int]]]:  # type: ignore[type-arg]
+    """Where each candidate is printed: page index -> the word as printed -> its cuts."""
+    out: dict[int, dict[str, list[int]]] = {}
+    for pi, (_w, _h, lines) in enumerate(pages):
+        for ln in lines:
+            for w in _WORD.findall(ln.text):
+                cuts = cands.get(w.lower())
+                if cuts is not None:
+                    out.setdefault(pi, {})[w] = cuts
+    return out
+
+
+def common_glue(cands: dict[str, list[int]], vocab: Counter, texts: list[str]) -> dict[str, int]:
+    """The candidates that part on the book's words alone (see _COMMON_SHARE): word -> cut."""
+    total = sum(vocab.values())
+    least = max(_COMMON_MIN, _COMMON_SHARE * total)
+    common = {w for w, n in vocab.items() if n >= least and len(w) >= _COMMON_LEN}
+    found = {w: i for w, cuts in cands.items() for i in cuts if w[:i] in common and w[i:] in common}
+    if not found:
+        return {}
+    pairs = {(w[:i], w[i:]) for w, i in found.items()}
+    apart = {p for t in texts for p in _spaced_pairs(t, pairs)}
+    return {w: i for w, i in found.items() if (w[:i], w[i:]) in apart}
+
+
+def _spaced_pairs(text: str, pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    words = [w.lower() for w in text.split()]
+    return {p for p in itertools.pairwise(words) if p in pairs}
+
+
+def split_glued(pages: list, cuts: dict[int, dict[str, int]]) -> None:  # type: ignore[type-arg]
+    """Part, in place, the words run together that `cuts` names per page (word as printed -> cut)."""
+    for pi, words in cuts.items():
+        pat = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, words)) + r")(?![A-Za-z0-9])")
+
+        def part(m: re.Match[str], words: dict[str, int] = words) -> str:
+            w = m.group(1)
+            return f"{w[: words[w]]} {w[words[w]:]}"
+
+        lines = pages[pi][2]
+        for i, ln in enumerate(lines):
+            if pat.search(ln.text):
+                lines[i] = ln._replace(text=pat.sub(part, ln.text), lead=pat.sub(part, ln.lead),
+                                       cells=tuple((a, b, pat.sub(part, t)) for a, b, t in ln.cells))
