@@ -311,7 +311,7 @@ def _keyword_side(
     A question is a sentence, not a name: an entry that holds one of its words in a short title
     ("Bow" for "shooting a bow while an enemy stands next to you") outscores, by BM25 alone, the
     section holding most of them. So each entity's keyword score is scaled by its share of the
-    question's words (rarity-weighted, its best folded subsection's if higher) to the power
+    question's words (rarity-weighted, counting the words of its folded subsections) to the power
     RANKING.coverage_power."""
     import numpy as np
 
@@ -319,7 +319,7 @@ def _keyword_side(
     from gmtool.textnorm import content_tokens, tokenize
 
     own = set(content_tokens(q) or tokenize(q))
-    shares = word_shares(lib, sorted(own))
+    shares = word_shares(lib, sorted(own), targets=targets)
     expansion = expand(q)
     sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
     first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
@@ -327,10 +327,8 @@ def _keyword_side(
     for t, w in prf_terms(lib, first, own, mask).items():
         extra[t] = max(extra.get(t, 0.0), w)
     kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
-    held = np.zeros(lib.n_docs, dtype=np.float32)
-    np.maximum.at(held, targets, shares.held.astype(np.float32))
-    np.maximum(held, shares.held.astype(np.float32), out=held)
-    scaled = _fold_max(kw, targets, lib.n_docs) * np.power(held, RANKING.coverage_power)
+    held = shares.held if shares.folded is None else shares.folded
+    scaled = _fold_max(kw, targets, lib.n_docs) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)
     return scaled, own, extra, shares
 
 

@@ -30,6 +30,7 @@ class WordShares:
 
     held: np.ndarray
     anywhere: float
+    folded: np.ndarray | None = None  # per entity, with the words of its folded subsections (see word_shares)
 
     @property
     def joint(self) -> float:
@@ -37,12 +38,15 @@ class WordShares:
         return float(self.held.max()) if self.held.size else 0.0
 
 
-def word_shares(lib: Library, tokens: list[str], mask: np.ndarray | None = None) -> WordShares:
+def word_shares(lib: Library, tokens: list[str], mask: np.ndarray | None = None,
+                targets: np.ndarray | None = None) -> WordShares:
     """The rarity-weighted share of the question's words each entry holds. A question the library
     answers has an entry with most of its words; an off-topic one finds each word somewhere
     ("quantum" in one book, "simply" in another) but not together. A word no entry uses weighs as
     much as the question's average known word (a paraphrase, "musician", must not outweigh the
-    rest); with no known word at all, nothing is covered. Only the entries `mask` keeps count."""
+    rest); with no known word at all, nothing is covered. Only the entries `mask` keeps count.
+    With `targets` (per document, the entity it folds into), `folded` gives each entity the words
+    that it or any of its folded subsections holds (a stat block's "Regeneration" trait)."""
     import numpy as np
 
     bm25, _ = lib.keyword()
@@ -62,17 +66,21 @@ def word_shares(lib: Library, tokens: list[str], mask: np.ndarray | None = None)
     if not known:
         return none
     held = np.zeros(bm25.n_docs, dtype=np.float64)
+    folded = np.zeros(bm25.n_docs, dtype=np.float64) if targets is not None else None
     anywhere = 0.0
     for j, w in sorted(known.items()):
         rows = m.indices[int(m.indptr[j]) : int(m.indptr[j + 1])]
         if mask is not None:
             rows = rows[mask[rows]]
         held[rows] += w
+        if folded is not None and targets is not None:
+            folded[np.unique(np.concatenate([rows, targets[rows]]))] += w
         anywhere += w if len(rows) else 0.0
     total = sum(known.values()) * (1 + unknown / len(known))
     if total <= 0:  # every known word is in every entry (a one-entry library): each entry holds them all
-        return WordShares(np.ones(bm25.n_docs, dtype=np.float64), 1.0)
-    return WordShares(held / total, anywhere / total)
+        ones = np.ones(bm25.n_docs, dtype=np.float64)
+        return WordShares(ones, 1.0, ones if folded is not None else None)
+    return WordShares(held / total, anywhere / total, folded / total if folded is not None else None)
 
 
 def coverage(lib: Library, tokens: list[str], joint: bool = True, mask: np.ndarray | None = None) -> float:
