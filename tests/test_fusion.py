@@ -164,6 +164,20 @@ def test_fold_rows_keeps_the_best_copy_and_lists_the_others() -> None:
     assert len(fold_rows([1, 3, 0, 4], [4, 3, 2, 1], copy, name, limit=2)) == 2
 
 
+def test_a_folded_row_shows_the_copy_with_the_most_precise_location() -> None:
+    from gmtool.query.rows import location_precision
+
+    # one entry in a one-file Markdown book (best ranked), a PDF, and a folder book's chapter file
+    precision = [location_precision(None, False), location_precision(12, False), location_precision(None, True)]
+    copy, name = [0, 0, 0], [-1, -1, -1]
+    rows = fold_rows([0, 1, 2], [3, 2, 1], copy, name, limit=10, precision=precision)
+    assert rows[0].gid == 2 and rows[0].copies == [0, 1]  # the chapter file at its line
+    rows = fold_rows([0, 1], [3, 2], [0, 0], [-1, -1], limit=10, precision=precision[:2])
+    assert rows[0].gid == 1  # a PDF page before a line of a one-file book
+    kept = fold_rows([0, 1, 2], [3, 2, 1], copy, name, limit=10, precision=precision, allowed=lambda g: g != 2)
+    assert kept[0].gid == 1  # the filters keep the shown copy
+
+
 def test_a_question_naming_a_presence_field_prefers_entries_that_have_it() -> None:
     from gmtool.query.intent import presence_fields
 

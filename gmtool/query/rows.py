@@ -27,14 +27,14 @@ def fold_rows(
     limit: int,
     all_copies: bool = False,
     groups: Mapping[int, list[int]] | Sequence[list[int]] | None = None,
-    pages: Sequence[int | None] | None = None,
+    precision: Sequence[int] | None = None,
     allowed: Callable[[int], bool] | None = None,
 ) -> list[Row]:
     """Rows for the ranked documents `order`: at most `limit`, copies folded unless `all_copies`.
     `groups` (copy group -> its documents, library order; see copy_members) saves a pass over
-    every document when the caller keeps them. With `pages` (per document; None in Markdown), a
-    folded row shows the copy a GM can open at a page: a PDF copy before a Markdown one, then
-    the best-ranked; `allowed` keeps the shown copy within the filters."""
+    every document when the caller keeps them. With `precision` (per document, lower is more
+    precise; see location_precision), a folded row shows the copy with the most precise location,
+    then the best-ranked; `allowed` keeps the shown copy within the filters."""
     members = groups
     if members is None:
         wanted = {copy[g] for g in order if copy[g] >= 0}
@@ -50,8 +50,8 @@ def fold_rows(
         if c >= 0 and c in first_of_copy and not all_copies:
             continue
         shown = gid
-        if c >= 0 and not all_copies and pages is not None:
-            shown = _openable(members[c], rank, pages, allowed, gid)
+        if c >= 0 and not all_copies and precision is not None:
+            shown = _openable(members[c], rank, precision, allowed, gid)
         row = Row(shown, float(score))
         if c >= 0:
             row.copies = [g for g in members[c] if g != shown]
@@ -68,15 +68,27 @@ def fold_rows(
     return rows
 
 
+# How precisely a copy's location points at it (lower is better). A chapter file of a folder book and
+# its line: a short file, named for its chapter, at the line. A PDF page: `open` jumps to it. A line of
+# a one-file Markdown or text book: a line among thousands, and `open` cannot jump there.
+CHAPTER_LINE, PDF_PAGE, FILE_LINE = 0, 1, 2
+
+
+def location_precision(page: int | None, in_folder_book: bool) -> int:
+    if in_folder_book:
+        return CHAPTER_LINE
+    return PDF_PAGE if page is not None else FILE_LINE
+
+
 def _openable(
-    group: list[int], rank: Mapping[int, int], pages: Sequence[int | None], allowed: Callable[[int], bool] | None,
+    group: list[int], rank: Mapping[int, int], precision: Sequence[int], allowed: Callable[[int], bool] | None,
     best: int,
 ) -> int:
-    """The copy to show: one with a page (a PDF opens there) before one without, then by rank
+    """The copy to show: the most precise location first (see location_precision), then by rank
     (copies the ranking did not reach come last, in library order)."""
     unranked = len(rank)
     pool = [g for g in group if allowed is None or allowed(g)] or [best]
-    return min(pool, key=lambda g: (pages[g] is None, rank.get(g, unranked), g))
+    return min(pool, key=lambda g: (precision[g], rank.get(g, unranked), g))
 
 
 def copy_members(copy: Sequence[int], wanted: set[int] | None = None) -> dict[int, list[int]]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.errors import UsageError
 from gmtool.query.ranking import RANKING
-from gmtool.query.rows import Row, fold_rows
+from gmtool.query.rows import Row, fold_rows, location_precision
 from gmtool.types import CONTENT_TYPES, Hit, SearchResult
 
 if TYPE_CHECKING:
@@ -192,7 +192,18 @@ def rows_for(
     docs = lib.doc_table()
     keep = None if allowed is None else (lambda g: bool(allowed[g]))
     return fold_rows(order, scores, docs["copy"], docs["name"], limit, all_copies, lib.copy_members(),
-                     docs["pages"], keep)
+                     _precision(lib), keep)
+
+
+def _precision(lib: Library) -> list[int]:
+    """Per document, how precisely its location points at it (query.rows.location_precision)."""
+    cached = lib.cache.get("precision")
+    if not isinstance(cached, list):
+        folder = [bool(lib.metas[sid].files) for sid in sorted(lib.metas)]
+        src = lib.source_index()
+        cached = [location_precision(p, folder[int(s)]) for p, s in zip(lib.doc_table()["pages"], src, strict=True)]
+        lib.cache["precision"] = cached
+    return cached
 
 
 def keyword_scores(
