@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """The transfer evaluation (`make eval`): every development book and question set, in one table.
 
-Three libraries are scanned once each, fresh, with embeddings (ask needs them):
-  eval   the 4-book library of ../shared/eval/mklib.sh
-  all    every book of ../shared/corpus/pdf, md and pdf-more
-  more   the pdf-more books alone
+Five libraries are scanned once each, fresh, with embeddings (ask needs them):
+  eval    the 4-book library of ../shared/eval/mklib.sh
+  all     every book of ../shared/corpus/pdf, md and pdf-more
+  more    the pdf-more books alone
+  mdmore  the three chapter-folder books of ../shared/corpus/md-more
+  all+md  `all` plus those three folders
 Typing, per book, with the scripts in ../shared/eval: entries_score.py (more/entries.jsonl) for the four
 books of more/, toc_coverage.py for the more2 books (more2/toc_expected_*.json) and both SRD 5.1 PDFs
 (toc_expected_srd51.json). Each is read from the `all` library. The typing weights are fitted (see
 bench/fit_typing.py), so beside the shipped figure each book gets `typed` with that book left out of the
 fit (`lobo`): classification re-run in-process on the book with weights fitted on the other books.
 Questions: score.py with `gmtool ask --json --limit 10` (hybrid) and `--ranker bm25` (keyword only), and
-the name lookups (dev_search, more2/search) with `gmtool search --json --limit 10` (one ranker, in both
-columns): dev_ask and dev_search on `eval` and `all`; more/ask, more2/ask and more2/search on `more`.
+the name lookups (dev_search, more2/search, md-more/search) with `gmtool search --json --limit 10` (one
+ranker, in both columns): dev_ask and dev_search on `eval` and `all`; more/ask, more2/ask and more2/search
+on `more`; md-more/ask and md-more/search on `mdmore` (md-more's three chapter folders) and on `all+md`
+(`all` plus those folders), with dev_ask on `all+md` too. Each set's MRR@10 is also given on its odd- and
+even-numbered questions: the ranking constants are fitted on the odd ones.
 
 Usage: python bench/eval.py [--keep DIR] [--jobs 2] [--skip-ask]
 Prints the tables; asserts nothing (the acceptance bars are in issue #20).
@@ -56,19 +61,33 @@ QUESTIONS: list[tuple[str, Path, str]] = [
     ("more/ask", EVAL / "more" / "ask.jsonl", "more"),
     ("more2/ask", EVAL / "more2" / "ask.jsonl", "more"),
     ("more2/search", EVAL / "more2" / "search.jsonl", "more"),
+    ("md-more/ask", EVAL / "md-more" / "ask.jsonl", "mdmore"),
+    ("md-more/search", EVAL / "md-more" / "search.jsonl", "mdmore"),
+    ("md-more/ask", EVAL / "md-more" / "ask.jsonl", "all+md"),
+    ("md-more/search", EVAL / "md-more" / "search.jsonl", "all+md"),
+    ("dev_ask", EVAL / "dev_ask.jsonl", "all+md"),
 ]
+LIBRARIES = ("eval", "all", "more", "mdmore", "all+md")
+# The libraries scanned while the small ones' questions are scored (the big two, in this order).
+BIG = ("all", "all+md")
 RANKERS = {"hybrid": "", "keyword": " --ranker bm25"}
 
 
 def build_libraries(root: Path) -> dict[str, Path]:
-    libs = {name: root / name for name in ("eval", "all", "more")}
+    """eval (mklib.sh), all (pdf, md, pdf-more), more (pdf-more), mdmore (md-more's three chapter
+    folders, without its SOURCES.md) and all+md (all, plus those folders)."""
+    libs = {name: root / name.replace("+", "-") for name in LIBRARIES}
     subprocess.run(["sh", str(EVAL / "mklib.sh"), str(libs["eval"])], check=True, stdout=subprocess.DEVNULL)
-    for name, folders in (("all", ("pdf", "md", "pdf-more")), ("more", ("pdf-more",))):
+    for name, folders in (("all", ("pdf", "md", "pdf-more")), ("more", ("pdf-more",)), ("mdmore", ()),
+                          ("all+md", ("pdf", "md", "pdf-more"))):
         libs[name].mkdir(parents=True, exist_ok=True)
         for folder in folders:
             for f in sorted((CORPUS / folder).iterdir()):
                 if f.suffix.lower() in (".pdf", ".md"):
                     shutil.copy2(f, libs[name] / f.name)
+        if name in ("mdmore", "all+md"):
+            for book in sorted(p for p in (CORPUS / "md-more").iterdir() if p.is_dir()):
+                shutil.copytree(book, libs[name] / book.name)
     return libs
 
 
@@ -126,12 +145,38 @@ def _junk(toc: dict) -> float:
 
 
 def score_set(gold: Path, lib: Path, ranker: str, env: dict[str, str]) -> dict:
+    """score.py's figures, and MRR@10 on the odd- and even-numbered questions apart: the ranking
+    constants are fitted on the odd ones (gmtool/query/ranking.py), so the even ones are the check."""
     # a name lookup set is scored with `search` (keyword and title matching: one ranker, shown in both columns)
     cmd = (f"{GMTOOL} search --json --limit 10" if "search" in gold.name
            else f"{GMTOOL} ask --json --limit 10{RANKERS[ranker]}")
-    p = subprocess.run([sys.executable, str(EVAL / "score.py"), str(gold), "--library", str(lib), "--cmd", cmd,
-                        "--quiet"], capture_output=True, text=True, env=env)
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    lines = gold.read_text(encoding="utf-8").splitlines()
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for half, keep in (("odd", 1), ("even", 0)):
+            part = Path(tmp) / f"{half}.jsonl"
+            part.write_text("\n".join(x for n, x in enumerate(lines, 1) if n % 2 == keep) + "\n", encoding="utf-8")
+            p = subprocess.run([sys.executable, str(EVAL / "score.py"), str(part), "--library", str(lib), "--cmd",
+                                cmd, "--quiet"], capture_output=True, text=True, env=env)
+            out[half] = json.loads(p.stdout.strip().splitlines()[-1])
+    n_odd, n_even = out["odd"]["queries"], out["even"]["queries"]
+    n = max(n_odd + n_even, 1)
+    return {"queries": n_odd + n_even,
+            **{k: (out["odd"][k] * n_odd + out["even"][k] * n_even) / n for k in ("mrr@10", "recall@10")},
+            "odd": out["odd"]["mrr@10"], "even": out["even"]["mrr@10"]}
+
+
+def md_typing(lib: Path, env: dict[str, str]) -> dict[str, dict]:
+    """entries_score.py per folder book of md-more (its gold names chapter files; scored by book)."""
+    gold = [json.loads(x) for x in (EVAL / "md-more" / "entries.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+        fh.write("".join(json.dumps({**e, "file": e["book"]}) + "\n" for e in gold))
+    try:
+        got = _json_of([sys.executable, str(EVAL / "entries_score.py"), fh.name, "--library", str(lib),
+                        "--cmd", GMTOOL, "--json"], env)
+    finally:
+        os.unlink(fh.name)
+    return {**got["books"], "overall": got["overall"]}
 
 
 def lobo_typed(env: dict[str, str]) -> dict[str, float | None]:
@@ -167,34 +212,42 @@ def main() -> None:
     with cf.ThreadPoolExecutor(max_workers=2 + a.jobs) as pool:
         lobo_future = pool.submit(lobo_typed, env)
         if a.skip_ask:
-            t = time.perf_counter()
-            subprocess.run([GMTOOL, "scan", str(libs["all"]), "--no-embed", "--json"], capture_output=True, env=env)
-            scans["all"] = time.perf_counter() - t
+            for name in ("all", "mdmore"):
+                t = time.perf_counter()
+                subprocess.run([GMTOOL, "scan", str(libs[name]), "--no-embed", "--json"], capture_output=True, env=env)
+                scans[name] = time.perf_counter() - t
         else:
-            # the small libraries first; their questions are scored while the big one scans
-            for name in ("eval", "more"):
-                scans[name] = scan(libs[name], env)
-            big = pool.submit(scan, libs["all"], env)
-            first = [j for j in jobs if j[2] != "all"]
-            for j, r in zip(first, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), first), strict=True):
-                res[j] = r
-            scans["all"] = big.result()
-            rest = [j for j in jobs if j[2] == "all"]
-            for j, r in zip(rest, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), rest), strict=True):
-                res[j] = r
+            # the small libraries first; their questions are scored while the big ones scan, one after the other
+            for name in LIBRARIES:
+                if name not in BIG:
+                    scans[name] = scan(libs[name], env)
+            big = pool.submit(lambda: {name: scan(libs[name], env) for name in BIG})
+            done: set[str] = set()
+            for wave in ([n for n in LIBRARIES if n not in BIG], list(BIG)):
+                if wave == list(BIG):
+                    scans.update(big.result())
+                todo = [j for j in jobs if j[2] in wave and j[2] not in done]
+                for j, r in zip(todo, pool.map(lambda j: score_set(j[1], libs[j[2]], j[3], env), todo), strict=True):
+                    res[j] = r
+                done.update(wave)
         lobo = lobo_future.result()
     print("scans (s): " + ", ".join(f"{k} {v:.0f}" for k, v in scans.items()))
     print("\nTyping (library `all`; lobo = typed with the book left out of the typing fit)")
     print(f"{'book':40s} {'found':>6s} {'page':>6s} {'typed':>6s} {'lobo':>6s} {'junk':>6s}")
     for r in typing_rows(libs["all"], env, lobo):
         print(f"{r['book'][:40]:40s} {fmt(r['found'])} {fmt(r['page'])} {fmt(r['typed'])} {fmt(r['lobo'])} {fmt(r['junk'])}")
+    print("\nTyping of md-more's folder books (library `mdmore`; development books, not in the typing fit)")
+    for book, r in md_typing(libs["mdmore"], env).items():
+        print(f"{book[:40]:40s} {fmt(r.get('found'))} {'    - '} {fmt(r.get('typed'))} {'    - '} {fmt(r.get('junk'))}")
     if not a.skip_ask:
-        print("\nQuestions (MRR@10 / recall@10; no fitted ranking part here, so no left-out column)")
-        print(f"{'set':14s} {'library':8s} {'n':>3s} {'hyb MRR':>8s} {'hyb R@10':>8s} {'kw MRR':>8s} {'kw R@10':>8s}")
+        print("\nQuestions (MRR@10 / recall@10; the ranking constants are fitted on the odd-numbered questions of")
+        print("the ask sets, so `odd` is the fit half and `even` the check half, hybrid ranker)")
+        print(f"{'set':14s} {'library':8s} {'n':>3s} {'hyb MRR':>8s} {'odd':>6s} {'even':>6s} {'hyb R@10':>8s} "
+              f"{'kw MRR':>8s} {'kw R@10':>8s}")
         for name, gold, lib in QUESTIONS:
             h, k = res[(name, gold, lib, "hybrid")], res[(name, gold, lib, "keyword")]
-            print(f"{name:14s} {lib:8s} {h['queries']:3d} {h['mrr@10']:8.3f} {h['recall@10']:8.3f} "
-                  f"{k['mrr@10']:8.3f} {k['recall@10']:8.3f}")
+            print(f"{name:14s} {lib:8s} {h['queries']:3d} {h['mrr@10']:8.3f} {h['odd']:6.3f} {h['even']:6.3f} "
+                  f"{h['recall@10']:8.3f} {k['mrr@10']:8.3f} {k['recall@10']:8.3f}")
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     if not a.keep:
         shutil.rmtree(root, ignore_errors=True)
