@@ -159,7 +159,7 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
-    from gmtool.index.extract.labels import fold_labels, merge_twins
+    from gmtool.index.extract.labels import fold_field_labels, fold_labels, merge_twins
     from gmtool.index.extract.levels import apply_levels
     from gmtool.index.extract.pdf_sections import (
         OutlineItem,
@@ -213,7 +213,7 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     tidy_titles(entries, leads, vocab_c)
     entries = merge_inline(entries, starts, _inline(pages, drop, bsize * _HEADING_RATIO, entries, starts, rules), labels)
     cut_tag_words(entries)
-    entries = merge_twins(fold_labels(entries))
+    entries = fold_field_labels(merge_twins(fold_labels(entries)))
     apply_levels(entries)
     front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
     entries = prepend(front, entries)
