@@ -125,3 +125,31 @@ def test_field_label_keeps_named_entries():
     out = fold_field_labels(es)
     assert [e.title for e in out] == ["Bestiary", "Beast 0", "Beast 1", "Beast 2", "Con", "Dagger"]
     assert "Hit\n6 (1d8 + 2) piercing damage." in out[0].body
+
+
+def test_page_top_table_leaves_the_section_before(tmp_path):
+    """A full-page table opening a page with no heading is not the last section's: its rows sit under
+    that section's parent (gear and creatures kept apart, typed as such), its text leaves the section."""
+    pytest.importorskip("fpdf")
+    from gmtool.index.classify import classify
+    from tests.pdfgen import make_page_table_pdf
+
+    doc = extract_pdf(make_page_table_pdf(tmp_path / "hack.pdf"))
+    classify(doc)
+    es = _by_title(doc)
+    for name in ("Lantern", "Gargoyle"):
+        assert doc.entries[es[name].parent].title == "The Small Hack"
+    assert "Lantern" not in es["Armor Proficiency"].body and "Lantern" in es["The Small Hack"].body
+    assert "Gargoyle" not in es["Arcane Spells"].body
+    assert es["Lantern"].content_type == "item" and es["Gargoyle"].content_type == "monster"
+
+
+def test_page_top_table_led_into_stays(tmp_path):
+    """A section whose text leads into a table ("the table below") keeps the table on the next page."""
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import make_page_table_pdf
+
+    doc = extract_pdf(make_page_table_pdf(tmp_path / "hack.pdf", lead="Buy your gear from the table below."))
+    es = _by_title(doc)
+    assert doc.entries[es["Lantern"].parent].title == "Armor Proficiency"
+    assert "Lantern" in es["Armor Proficiency"].body

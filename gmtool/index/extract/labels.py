@@ -171,3 +171,18 @@ def fold_field_labels(entries: list[Entry]) -> list[Entry]:
             par.end_page = max(par.end_page, e.end_page)
 
     return _drop(entries, fold, lambda p: entries[p].parent, absorb)
+
+
+def fold_table_breaks(entries: list[Entry], origin: str) -> list[Entry]:
+    """The untitled entries that close a section at a table of its own (pdf_sections.table_breaks) out of
+    the tree: their rows become the parent's children and their text follows the parent's own, so the
+    table is no longer read as part of the section before it."""
+    gone = {k for k, e in enumerate(entries) if e.origin == origin}
+    if not gone:
+        return entries
+
+    def absorb(par: Entry, e: Entry) -> None:
+        par.body = "\n".join(x for x in (par.body, e.body) if x)
+        par.end_page = max(par.end_page, e.end_page)
+
+    return _drop(entries, gone, lambda p: entries[p].parent, absorb)
