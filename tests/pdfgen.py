@@ -1045,6 +1045,41 @@ def make_price_list_pdf(path) -> Path:
     return _out(pdf, path)
 
 
+PAGE_TABLES = (
+    (("ITEM", "COST", "NOTES"), ("Lantern", "10 coins", "Lights a room"), ("Iron Pot", "3 coins", "Cooks for four"),
+     ("Rope Ladder", "5 coins", "Ten feet long"), ("Chalk", "1 coin", "Marks a wall"), ("Bedroll", "2 coins", "Warm"),
+     ("Grappling Hook", "4 coins", "Holds a rope")),
+    (("CREATURE", "HD", "ATTACK"), ("Fire Beetle", "1", "Bite (1d4)"), ("Cave Bear", "4", "Claws (1d8)"),
+     ("Gargoyle", "4", "Horn (1d6)"), ("Ghoul", "2", "Claws (1d3)"), ("Marsh Troll", "6", "Bite (2d6)"),
+     ("Stone Giant", "9", "Rock (3d6)")),
+)
+
+
+def make_page_table_pdf(path, lead: str = "Armor not listed in a class adds its points to every roll.") -> Path:
+    """Two full-page tables with no heading on their page, their header row the page's first line:
+    the gear after "Armor Proficiency" (whose text is `lead`), the creatures after "Arcane Spells"."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "The Small Hack", 0)
+    _paragraphs(pdf, ["A game of torches and dark places, played with a handful of dice."])
+    for title, text in (("Armor Points", "Armor soaks damage."), ("Armor Proficiency", lead)):
+        _heading(pdf, title, 1)
+        _paragraphs(pdf, [text])
+    tables = iter(PAGE_TABLES)
+    for title, text in ((None, None), ("Arcane Spells", "Spells are cast from memory."), (None, None)):
+        pdf.add_page()
+        if title:
+            _heading(pdf, title, 1)
+            _paragraphs(pdf, [text])
+            continue
+        for k, row in enumerate(next(tables)):
+            pdf.set_font("helvetica", "B" if k == 0 else "", BODY_SIZE)
+            pdf.cell(50, 7, row[0])
+            pdf.cell(30, 7, row[1])
+            pdf.cell(60, 7, row[2], new_x="LMARGIN", new_y="NEXT")
+    return _out(pdf, path)
+
+
 RULED_ROWS = (
     ("WEAPON", "DAMAGE", "NOTES"),
     ("Long Knife", "d6", "Quick to draw; can be thrown at a foe within reach of a short throw."),

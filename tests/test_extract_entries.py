@@ -93,3 +93,63 @@ def test_bookmark_and_heading_twins_merge():
     assert [e.title for e in out] == ["Dungeon World", "The Bard"]
     assert out[0].origin == "outline" and out[0].body == "intro"
     assert out[1].parent == 0
+
+
+def test_field_label_with_value_is_no_entry():
+    """'Challenge 2' over a list of names is the stat blocks' own field ('Challenge 2 (450 XP)'): its
+    names stay in the section's text, and the stat blocks that print the field stay entries."""
+    from pathlib import Path
+
+    bestiary = extract_pdf(Path(__file__).parent.parent / "gmtool" / "sample" / "bestiary.pdf")
+    es = _by_title(bestiary)
+    assert not [t for t in es if t.startswith("Challenge ")]
+    assert "Drowned Bellringer, Tidecrawler Crab" in es["Monsters by Challenge"].body
+    assert "Fogmaw Serpent" in es
+
+
+def test_field_label_keeps_named_entries():
+    """A leaf named like a field ('Con', 'Dagger') is kept when it reads as an entry: prose under a
+    heading (a move called 'Con'), or a table row; a label heading's text joins its parent."""
+    from gmtool.index.extract.labels import fold_field_labels
+    from gmtool.types import Entry
+
+    blocks = [Entry(f"Beast {k}", 2, 1, 1, parent=0, origin="heading", body=f"Con 12, Dagger +2 (1d4)\nHit: {k} damage")
+              for k in range(3)]
+    es = [
+        Entry("Bestiary", 1, 1, 1, origin="heading"),
+        *blocks,
+        Entry("Con", 2, 1, 1, parent=0, origin="heading", body="When you parley with someone, on a 7+ you also take +1 forward."),
+        Entry("Dagger", 2, 1, 1, parent=0, origin="row", body="2gp 1d4"),
+        Entry("Hit", 2, 1, 1, parent=0, origin="heading", body="6 (1d8 + 2) piercing damage."),
+    ]
+    out = fold_field_labels(es)
+    assert [e.title for e in out] == ["Bestiary", "Beast 0", "Beast 1", "Beast 2", "Con", "Dagger"]
+    assert "Hit\n6 (1d8 + 2) piercing damage." in out[0].body
+
+
+def test_page_top_table_leaves_the_section_before(tmp_path):
+    """A full-page table opening a page with no heading is not the last section's: its rows sit under
+    that section's parent (gear and creatures kept apart, typed as such), its text leaves the section."""
+    pytest.importorskip("fpdf")
+    from gmtool.index.classify import classify
+    from tests.pdfgen import make_page_table_pdf
+
+    doc = extract_pdf(make_page_table_pdf(tmp_path / "hack.pdf"))
+    classify(doc)
+    es = _by_title(doc)
+    for name in ("Lantern", "Gargoyle"):
+        assert doc.entries[es[name].parent].title == "The Small Hack"
+    assert "Lantern" not in es["Armor Proficiency"].body and "Lantern" in es["The Small Hack"].body
+    assert "Gargoyle" not in es["Arcane Spells"].body
+    assert es["Lantern"].content_type == "item" and es["Gargoyle"].content_type == "monster"
+
+
+def test_page_top_table_led_into_stays(tmp_path):
+    """A section whose text leads into a table ("the table below") keeps the table on the next page."""
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import make_page_table_pdf
+
+    doc = extract_pdf(make_page_table_pdf(tmp_path / "hack.pdf", lead="Buy your gear from the table below."))
+    es = _by_title(doc)
+    assert doc.entries[es["Lantern"].parent].title == "Armor Proficiency"
+    assert "Lantern" in es["Armor Proficiency"].body

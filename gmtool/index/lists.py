@@ -14,6 +14,7 @@ each book out. Nothing here names a book or an entry.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -172,6 +173,25 @@ def _by_tag(members: list[int], tags: dict[int, str | None]) -> list[list[int]]:
     return big
 
 
+def _apart(kids: list[int], names: list[int], named: dict[int, str | None]) -> list[list[int]]:
+    """`names` (one parent's run-ins or rows, in order) split where headings of that parent stand between
+    them: two tables a chapter apart (the gear at its start, the monsters at its end) are two lists.
+    A part too short to be a list stays with the part before it."""
+    at = {k: i for i, k in enumerate(kids)}
+    parts: list[list[int]] = [[names[0]]]
+    for a, b in itertools.pairwise(names):
+        if any(named[k] is None for k in kids[at[a] + 1:at[b]]):
+            parts.append([])
+        parts[-1].append(b)
+    out: list[list[int]] = []
+    for part in parts:
+        if out and (len(part) < MIN_MEMBERS or len(out[-1]) < MIN_MEMBERS):
+            out[-1].extend(part)
+        else:
+            out.append(part)
+    return out
+
+
 def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, str | None],
           apart: dict[int, bool], tags: dict[int, str | None]) -> list[ListOf]:
     """Split one parent's children into lists: all its run-ins/rows, and headings grouped by shared labels.
@@ -180,7 +200,7 @@ def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, s
     for style in genre.NAME_ORIGINS:  # run-ins, table rows and name lines are three styles
         names = [k for k in kids if named[k] == style and not apart[k]]
         if len(names) >= MIN_MEMBERS:
-            out.extend(ListOf(None, part, True) for part in _by_tag(names, tags))
+            out.extend(ListOf(None, part, True) for run in _apart(kids, names, named) for part in _by_tag(run, tags))
     heads = [k for k in kids if not named[k] and not apart[k]]
     common = _shared([labels[k] for k in heads], MIN_MEMBERS) if len(heads) >= MIN_MEMBERS else frozenset()
     groups: list[tuple[frozenset[str], list[int]]] = []

@@ -22,6 +22,9 @@ class Inline(NamedTuple):
     body: str
     tags: list[str] | None
     kind: str  # runin | row
+    # a table row: the table's header line when that header is the first line of its page and does not
+    # repeat the header of a table the page before (see pdf_sections.table_breaks)
+    opens_page: Pos | None = None
 
 
 _NORM = re.compile(r"[^a-z0-9]+")

@@ -111,3 +111,78 @@ def _drop(entries: list[Entry], dropped: Container[int], redirect: Callable[[int
     for e in out:
         e.level = out[e.parent].level + 1 if e.parent is not None else 1
     return out
+
+
+# A field label printed with its value at the start of a line or after a comma: "Challenge 7 (2,900 XP)",
+# "Armor Class 12", "STR 14", "Range: 50 feet". The label is one or two capitalised words.
+_FIELD = re.compile(r"(?:^|[,;]\s+)([A-Z][A-Za-z]*(?: [A-Za-z]+)?)(?::\s*\S|\s+[+\-\u2212]?\d)", re.MULTILINE)
+# entries (besides the one judged and its parent) that must print a label with a value before it is
+# a field of the book: one stat block could be prose that happens to start "Level 3 ..."
+_FIELD_SEEN = 3
+# a label's text is its value: a number, or a few words ("Touch", "Saltglass Gazer."); a heading over
+# a sentence or more explains a rule ("Speed: a monster's speed tells you...") and stays
+_VALUE_WORDS = 6
+_TITLE_VALUE = re.compile(r"^(.+?)(?:\s+[+\-\u2212]?\d+)?$")
+_STARTS_NUMBER = re.compile(r"^[+\-\u2212]?\d")
+_INLINE = ("runin", "row", "line", "caption")  # names found in the text: the section already holds it
+
+
+def _field_labels(entries: list[Entry]) -> dict[str, set[int]]:
+    """Each label the book prints with a value, and the entries that print it so."""
+    seen: dict[str, set[int]] = {}
+    for k, e in enumerate(entries):
+        for m in _FIELD.finditer(e.body):
+            seen.setdefault(_norm(m.group(1)), set()).add(k)
+    return seen
+
+
+def _is_field_label(k: int, e: Entry, fields: dict[str, set[int]]) -> bool:
+    """`e` is titled by a field of the book's own stat lines ("Challenge 2", "Con", "Range"), alone
+    or with a number, and its text is a value, not a section: a label, not a place to look up."""
+    if e.origin == "row":
+        return False  # a row's first cell is the table's name column, its value cells are no evidence
+    m = _TITLE_VALUE.match(e.title.strip())
+    label = _norm(m.group(1)) if m else ""
+    if not label or len(label.split()) > 2:
+        return False
+    printed = fields.get(label, set()) - {k, e.parent}
+    if len(printed) < _FIELD_SEEN:
+        return False
+    body = e.body.strip()
+    return len(body.split()) <= _VALUE_WORDS or bool(_STARTS_NUMBER.match(body))
+
+
+def fold_field_labels(entries: list[Entry]) -> list[Entry]:
+    """Leaves titled by a field label with its value ("Challenge 2" over a list of names, "Hit" over
+    "6 (1d8 + 2) piercing damage") out of the tree. A heading's title and text join its parent's body;
+    a name found in the text (run-in, row) is dropped, its section already prints it."""
+    fields = _field_labels(entries)
+    has_kids = {e.parent for e in entries if e.parent is not None}
+    fold = {
+        k for k, e in enumerate(entries)
+        if e.parent is not None and k not in has_kids and _is_field_label(k, e, fields)
+    }
+    if not fold:
+        return entries
+
+    def absorb(par: Entry, e: Entry) -> None:
+        if e.origin not in _INLINE:
+            par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
+            par.end_page = max(par.end_page, e.end_page)
+
+    return _drop(entries, fold, lambda p: entries[p].parent, absorb)
+
+
+def fold_table_breaks(entries: list[Entry], origin: str) -> list[Entry]:
+    """The untitled entries that close a section at a table of its own (pdf_sections.table_breaks) out of
+    the tree: their rows become the parent's children and their text follows the parent's own, so the
+    table is no longer read as part of the section before it."""
+    gone = {k for k, e in enumerate(entries) if e.origin == origin}
+    if not gone:
+        return entries
+
+    def absorb(par: Entry, e: Entry) -> None:
+        par.body = "\n".join(x for x in (par.body, e.body) if x)
+        par.end_page = max(par.end_page, e.end_page)
+
+    return _drop(entries, gone, lambda p: entries[p].parent, absorb)

@@ -159,9 +159,10 @@ def extract_pdf(path: Path, workers: int = 1) -> Document:
 
 def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignore[type-arg]
     """Turn the per-page line data (from any number of workers, in page order) into a Document."""
-    from gmtool.index.extract.labels import fold_labels, merge_twins
+    from gmtool.index.extract.labels import fold_field_labels, fold_labels, fold_table_breaks, merge_twins
     from gmtool.index.extract.levels import apply_levels
     from gmtool.index.extract.pdf_sections import (
+        TABLE_BREAK,
         OutlineItem,
         body_size,
         build_entries,
@@ -172,7 +173,9 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
         page_text,
         preamble,
         prepend,
+        table_breaks,
     )
+    from gmtool.index.extract.tables import find_rows
     from gmtool.index.extract.titles import cut_tag_words, tidy_titles
     from gmtool.index.extract.words import hyphenated, rejoin_pages, resolve_pages, vocabulary
 
@@ -207,13 +210,16 @@ def assemble(path: Path, head: PdfHead, pages: list) -> Document:  # type: ignor
     bsize = body_size(pages)
     heads, classes = detect_headings(pages, drop, bsize)
     nodes, warnings = build_nodes(pages, drop, heads, classes, outline)
+    rows = find_rows(pages, drop, bsize * _HEADING_RATIO)
+    table_breaks(pages, drop, nodes, rows)
     entries = build_entries(pages, drop, nodes, labels, vocab)
     starts = [nd.start for nd in nodes]
     leads = [_lead_at(pages, st) for st in starts]
     tidy_titles(entries, leads, vocab_c)
-    entries = merge_inline(entries, starts, _inline(pages, drop, bsize * _HEADING_RATIO, entries, starts, rules), labels)
+    found = _inline(pages, drop, bsize * _HEADING_RATIO, entries, starts, rules, rows)
+    entries = fold_table_breaks(merge_inline(entries, starts, found, labels), TABLE_BREAK)
     cut_tag_words(entries)
-    entries = merge_twins(fold_labels(entries))
+    entries = fold_field_labels(merge_twins(fold_labels(entries)))
     apply_levels(entries)
     front = preamble(pages, drop, starts[0] if starts else None, title, labels, vocab)
     entries = prepend(front, entries)
@@ -289,18 +295,19 @@ def _lead_at(pages: list, pos) -> str | None:  # type: ignore[type-arg]
     return pages[pos.page][2][pos.idx].lead or None
 
 
-def _inline(pages: list, drop: list, thr: float, entries: list, starts: list, rules: list) -> list:  # type: ignore[type-arg]
+def _inline(pages: list, drop: list, thr: float, entries: list, starts: list, rules: list, rows: list) -> list:  # type: ignore[type-arg]
     """Run-in entries and table rows, minus those a heading or bookmark already names. A ruled
-    table's rows come from its rules; the text-only finders keep out of it."""
+    table's rows come from its rules; the text-only finders keep out of it. `rows`: the name-first
+    table rows (tables.find_rows), found before the sections since they can close one."""
     from gmtool.index.extract.inline import drop_repeats, norm
     from gmtool.index.extract.ruled import find_ruled_rows
     from gmtool.index.extract.runin import find_runins, find_title_lines
-    from gmtool.index.extract.tables import find_captions, find_rows
+    from gmtool.index.extract.tables import find_captions
 
     ruled, covered = find_ruled_rows(pages, rules, drop, thr)
     texts = (
         find_runins(pages, drop, thr)
-        + find_rows(pages, drop, thr)
+        + rows
         + find_title_lines(pages, drop, thr)
         + find_captions(pages, drop, thr)
     )

@@ -382,6 +382,55 @@ def build_nodes(pages, drop, heads, classes, outline: list[OutlineItem]) -> tupl
     return nodes, warnings
 
 
+# the origin of a node that closes the section open from an earlier page at a table of its own; the
+# node is no entry (it has no title): labels.fold_table_breaks hands its text and rows to its parent
+TABLE_BREAK = "table"
+
+
+# words by which a section's text leads into a table of its own ("roll on the table", "from the
+# options below", "the following items"): that table is the section's, wherever the page breaks
+_ANNOUNCES = re.compile(r"\b(tables?|below|following)\b", re.IGNORECASE)
+
+
+def _leads_into_table(pages, drop, start: Pos, stop: Pos) -> bool:
+    """The section text from `start` up to the table at `stop` leads into it: it names a table, or
+    there is none (a heading at a page's foot titles the table the next page holds)."""
+    texts: list[str] = []
+    for pg in range(start.page, min(stop.page + 1, len(pages))):
+        lines = pages[pg][2]
+        lo = start.idx if pg == start.page else 0
+        hi = stop.idx if pg == stop.page else len(lines)
+        texts.extend(lines[i].text for i in range(lo, min(hi, len(lines))) if i not in drop[pg])
+    return not texts or any(_ANNOUNCES.search(t) for t in texts)
+
+
+def table_breaks(pages, drop, nodes: list[Node], rows: list[Inline]) -> None:
+    """Close the section open where a table with its own header row opens a page (`Inline.opens_page`).
+
+    A table whose header is the first line of a page that no heading starts on is no part of the
+    last section an earlier page opened (the equipment list after "Armor Proficiency", the monster
+    list after the spells), unless that section's text leads into a table ("match the total to the
+    table") or it has none (it titles the table): its rows and text belong to that section's parent. A node of the section's rank, with
+    no title, is put at the header; it is folded away once the rows are placed. A section with no
+    parent keeps the table (there is no ancestor to hand it to).
+    """
+    starts = [nd.start for nd in nodes]
+    added: list[Node] = []
+    for at in sorted({r.opens_page for r in rows if r.opens_page is not None}):
+        k = bisect.bisect_right(starts, at) - 1
+        if k < 0 or nodes[k].start.page >= at.page or nodes[k].origin == TABLE_BREAK:
+            continue
+        if k + 1 < len(nodes) and nodes[k + 1].start.page == at.page:
+            continue  # a heading further down the page: the table tops a page of sections
+        rank = nodes[k].rank
+        if not any(nd.rank < rank for nd in nodes[:k]) or _leads_into_table(pages, drop, nodes[k].body_from, at):
+            continue
+        added.append(Node("", rank, at, at, TABLE_BREAK))
+    if added:
+        nodes.extend(added)
+        nodes.sort(key=lambda nd: nd.start)
+
+
 _ALPHA = re.compile(r"[^a-z]+")
 
 

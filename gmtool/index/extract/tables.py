@@ -129,13 +129,16 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
     """
     found: list[Inline] = []
     carried: list[float] = []  # name-column x0 of the tables that ran to the previous page's end
+    heads: set[str] = set()  # the header rows of the previous page's tables
     for pi, (_w, _h, lines) in enumerate(pages):
         if len(lines) < _MIN_ROWS:
-            carried = []
+            carried, heads = [], set()
             continue
         cells = sorted(_cells(lines, drop[pi], thr), key=lambda c: c.top)
         used: set[tuple[int, float]] = set()
         now: list[float] = []
+        now_heads: set[str] = set()
+        page_top = min((ln.top for i, ln in enumerate(lines) if i not in drop[pi]), default=0.0)
         for col in _columns(cells):
             col = [c for c in col if (c.line, c.x0) not in used]
             if len(col) < _MIN_ROWS:
@@ -151,11 +154,22 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             if not header and not any(abs(x - col[0].x0) <= 3 for x in carried):
                 continue
             numbered = {c.top for c in col if any(_ROLL.match(d.text) for d in _left_of(c, cells))}
-            found.extend(_entries(pi, rows, col, header, numbered))
+            got = _entries(pi, rows, col, header, numbered)
+            if header:
+                head = _header_text(rows[0])
+                now_heads.add(head)
+                if head not in heads and rows[0][0].top - page_top < (rows[0][0].bottom - rows[0][0].top) / 2:
+                    got = [e._replace(opens_page=Pos(pi, rows[0][0].line)) for e in got]
+            found.extend(got)
             used.update((c.line, c.x0) for c in col)
             now.append(col[0].x0)
-        carried = now
+        carried, heads = now, now_heads
     return found
+
+
+def _header_text(row: tuple[Cell, list[Cell]]) -> str:
+    """A header row's cells as one text ("ITEM COST USAGE DIE"): a long table repeats it on each page."""
+    return " ".join(d.text for d in (row[0], *row[1])).lower()
 
 
 def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: set[float] = frozenset()) -> list[Inline]:  # type: ignore[assignment]
