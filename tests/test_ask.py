@@ -243,6 +243,34 @@ def test_no_rewrite_switch_reembeds(embedded_copy: Path, monkeypatch: pytest.Mon
     assert plain != optimised["fingerprint"] and VectorStore(store_dir).has("lantern-coast", plain)
 
 
+def test_index_of_an_older_rewrite_is_reembedded(embedded_copy: Path) -> None:
+    """An index whose vectors an older version of the CPU rewrite made (another vector space,
+    recorded in its keys files and embedding stamp) is embedded again by the next scan, though
+    no book changed; otherwise `ask` would stay keyword-only after an upgrade."""
+    from gmtool.rank.model_files import REWRITE_VERSION
+
+    sample_lib = embedded_copy
+    for other in ("bestiary.pdf", "grimoire.pdf"):
+        (sample_lib / other).unlink()
+    Engine(sample_lib).scan()
+    store_dir = sample_lib / ".gmtool"
+    keys_file = next((store_dir / "vectors").glob("lantern-coast*.keys.json"))
+    current = json.loads(keys_file.read_text())
+    older = "+r0"
+    assert f"+{REWRITE_VERSION}" in current["fingerprint"]
+    keys_file.write_text(json.dumps({**current, "fingerprint": current["fingerprint"].replace(f"+{REWRITE_VERSION}", older)}))
+    manifest = store_dir / "manifest.json"
+    raw = json.loads(manifest.read_text())
+    assert f"|{REWRITE_VERSION}|" in raw["state"]["embed_stamp"]
+    raw["state"]["embed_stamp"] = raw["state"]["embed_stamp"].replace(f"|{REWRITE_VERSION}|", "|r0|")
+    manifest.write_text(json.dumps(raw))
+    again = Engine(sample_lib).scan()
+    assert again.unchanged == 1 and again.embeddings_generated > 0
+    res = Engine(sample_lib).ask(TANK)
+    assert res.mode == "hybrid" and not res.warnings, res.warnings
+    assert VectorStore(store_dir).has("lantern-coast", current["fingerprint"])
+
+
 # --- 5. timeout -----------------------------------------------------------------------------
 
 
