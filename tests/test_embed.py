@@ -292,7 +292,8 @@ def test_rewrite_leaves_shared_weights_alone() -> None:
 
 
 def test_rewrite_of_shipped_model(emb: Embedder) -> None:
-    """Every int8 weight MatMul and every softmax NaN guard is rewritten, once: a second pass finds nothing."""
+    """Every int8 weight MatMul (with its bias Add), every softmax NaN guard and every exact GELU
+    is rewritten, once: a second pass finds nothing."""
     import onnx
 
     from gmtool.rank.onnx_graph import rewrite_model
@@ -301,8 +302,12 @@ def test_rewrite_of_shipped_model(emb: Embedder) -> None:
     new, count = rewrite_model(data)
     before, after = onnx.load_model_from_string(data), onnx.load_model_from_string(new)
     ops = [n.op_type for n in after.graph.node]
-    n_dq, n_nan = ops.count("DynamicQuantizeMatMul"), [n.op_type for n in before.graph.node].count("IsNaN")
-    assert n_dq > 0 and n_nan > 0 and count == n_dq + n_nan
-    assert "IsNaN" not in ops and len(ops) == len(before.graph.node) - 2 * n_dq - n_nan
+    old_ops = [n.op_type for n in before.graph.node]
+    n_dq, n_nan, n_gelu = ops.count("DynamicQuantizeMatMul"), old_ops.count("IsNaN"), ops.count("Gelu")
+    biased = sum(1 for n in after.graph.node if n.op_type == "DynamicQuantizeMatMul" and len(n.input) == 5)
+    assert n_dq > 0 and n_nan > 0 and n_gelu == old_ops.count("Erf") > 0 and biased > 0
+    assert count == n_dq + n_nan + n_gelu
+    assert "IsNaN" not in ops and "Erf" not in ops
+    assert len(ops) == len(old_ops) - 2 * n_dq - biased - n_nan - 4 * n_gelu
     assert any(o.domain == "com.microsoft" for o in after.opset_import)
     assert rewrite_model(new) == (new, 0)
