@@ -451,6 +451,12 @@ def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sam
     assert status["books_embedded"] == 1 and status["books_waiting"] == ["grimoire", "lantern-coast"]
     ls = json.loads(runner.invoke(app, ["ls", "--json", "-L", str(sample_lib)]).stdout)
     assert ls["embeddings"]["books_waiting"] == ["grimoire", "lantern-coast"]
+    waiting = status["sections_waiting"]
+    assert waiting == sum(s["entries"] for s in ls["sources"] if s["source_id"] != "bestiary") > 0
+    # `ls` and `doctor` tell a GM how much is still to embed (issue #23)
+    assert f"Embeddings: 1/3 books; {waiting:,} sections wait" in runner.invoke(app, ["ls", "-L", str(sample_lib)]).stdout
+    doc = json.loads(runner.invoke(app, ["doctor", "--json", "-L", str(sample_lib)]).stdout)["index"]
+    assert doc["sections_waiting"] == waiting and doc["books_waiting"] == ["grimoire", "lantern-coast"]
     partial = Engine(sample_lib).ask(TANK)
     assert partial.mode == "hybrid"
     assert any(w.startswith("EMBEDDINGS_INCOMPLETE") and "grimoire" in w for w in partial.warnings)
