@@ -284,6 +284,51 @@ def test_rewrite_tiny_model_runs_and_agrees() -> None:
     assert cos.min() > 0.99
 
 
+def _tiny_bias_gelu_model() -> bytes:
+    """gelu(x @ (Cast(W_q) * scale) + b), the GELU written out as x * (0.5 * (1 + Erf(x / sqrt 2)))."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load_model_from_string(_tiny_int8_model())
+    g = model.graph
+    g.initializer.extend([
+        numpy_helper.from_array(np.linspace(-0.5, 0.5, 4, dtype=np.float32), "b"),
+        numpy_helper.from_array(np.array(2 ** 0.5, dtype=np.float32), "sqrt2"),
+        numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
+        numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half"),
+    ])
+    g.node.extend([
+        helper.make_node("Add", ["y", "b"], ["h"]),
+        helper.make_node("Div", ["h", "sqrt2"], ["h1"]),
+        helper.make_node("Erf", ["h1"], ["h2"]),
+        helper.make_node("Add", ["h2", "one"], ["h3"]),
+        helper.make_node("Mul", ["half", "h3"], ["h4"]),
+        helper.make_node("Mul", ["h", "h4"], ["out"]),
+    ])
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 4]))
+    return model.SerializeToString()
+
+
+def test_rewrite_folds_the_bias_and_the_gelu() -> None:
+    """The bias Add goes into the int8 kernel and the five GELU ops become one; same outputs."""
+    import onnx
+    import onnxruntime as ort
+
+    from gmtool.rank.onnx_graph import rewrite_model
+
+    data = _tiny_bias_gelu_model()
+    new, count = rewrite_model(data)
+    nodes = onnx.load_model_from_string(new).graph.node
+    assert count == 2 and [n.op_type for n in nodes] == ["DynamicQuantizeMatMul", "Gelu"]
+    assert list(nodes[0].input)[3:] == ["", "b"]
+    x = np.random.default_rng(1).normal(size=(3, 8)).astype(np.float32)
+    a = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    b = ort.InferenceSession(new, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    cos = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cos.min() > 0.99
+
+
 def test_rewrite_leaves_shared_weights_alone() -> None:
     from gmtool.rank.onnx_graph import rewrite_model
 

@@ -50,7 +50,7 @@ GPU_MAX_BATCH = 512
 PIPE_BLOCK = 2048  # texts tokenised per step, the next block while the model runs this one
 GRAPHS = ("shipped", "rewrite")  # see the module docstring; None: the device's fastest
 # onnxruntime fusions left off for the rewritten graph. Its CPU SkipLayerNormalization kernel is
-# about 8 times slower than the Add + LayerNormalization it replaces (1.31, measured on 300 windows
+# about 8 times slower than the Add + LayerNormalization it replaces (1.31, measured on 400 windows
 # of the 12-book library, one thread: 0.96 s against 0.12 + 0.09 s); with the GELU and bias
 # rewrites of r2 a window costs 60 instead of 84 CPU-microseconds per token.
 _CPU_REWRITE_UNFUSED = ["SkipLayerNormFusion"]
