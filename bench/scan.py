@@ -7,7 +7,8 @@ Usage: python bench/scan.py [--embed] [--baseline] [--rescans 5] [--workers 1 2]
 --first-scan times a first scan, with embeddings, of the 12-book library (the PDFs of corpus/pdf,
 the Markdown of corpus/md and the four PDFs of corpus/pdf-more that more/ask.jsonl covers;
 12,037 sections) or of every file in those three folders ("all"): when `search` works (the
-keyword index is committed) and when all embeddings are done, plus the CPU time and the load.
+keyword index is committed) and when all embeddings are done, plus the CPU time and the load,
+and (from /proc) the CPU time until search works, so the embedding phase's CPU-s show on a busy host.
 --markdown times the Markdown corpus instead: the 4 single-file books and md-more's 3 folder books
 (MB/s, MB per CPU-second), and a rescan with one chapter of a folder book changed.
 Prints figures; asserts nothing. Besides wall-clock pages/s, each scan's CPU time (the scan
@@ -120,6 +121,22 @@ def _keyword_committed(lib: Path) -> bool:
     return bool(state.get("keyword"))
 
 
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a running process, its reaped children and its live
+    descendants, from /proc (Linux); 0 where that cannot be read."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = sum(int(x) for x in fields[11:15]) / tick  # utime, stime, cutime, cstime
+        kids = [int(c) for task in Path(f"/proc/{pid}/task").iterdir()
+                for c in (task / "children").read_text().split()]
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return own + sum(_tree_cpu(c) for c in kids)
+
+
 def first_scan(which: str, device: str) -> None:
     """A first scan with embeddings: seconds until `search` works, and until every book is embedded."""
     import os
@@ -130,11 +147,15 @@ def first_scan(which: str, device: str) -> None:
     t = time.perf_counter()
     proc = subprocess.Popen([GMTOOL, "scan", str(lib), "--json", "--device", device], stdout=subprocess.PIPE, text=True, env=bench_env())
     t_search = None
+    cpu_keyword = search_cpu = 0.0
     while proc.poll() is None:
         if t_search is None and _keyword_committed(lib):
             t_search = time.perf_counter() - t
+            cpu_keyword = _tree_cpu(proc.pid)
+            before = _children_cpu()
             found = subprocess.run([GMTOOL, "search", "fireball", "--json", "-L", str(lib)], capture_output=True,
                                    text=True, env=bench_env())
+            search_cpu = _children_cpu() - before
             hits = len(json.loads(found.stdout)["results"]) if found.returncode == 0 else 0
             print(f"  search works after {t_search:.1f} s ({hits} hits for 'fireball', "
                   f"{time.perf_counter() - t:.1f} s with that search)")
@@ -147,6 +168,9 @@ def first_scan(which: str, device: str) -> None:
           f"search after {t_search if t_search is not None else float('nan'):.1f} s, all embeddings after "
           f"{wall:.1f} s (embedding phase {wall - (t_search or 0):.1f} s, --device {device}); CPU {cpu:.1f} s (scan, its workers and the one search); "
           f"load average before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if t_search is not None:
+        print(f"  CPU until search works {cpu_keyword:.1f} s; embedding phase {cpu - search_cpu - cpu_keyword:.1f} CPU-s "
+              f"for {rep['embeddings_generated']} windows")
 
 
 def baseline() -> None:
@@ -169,6 +193,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.first_scan:
         first_scan(a.first_scan, a.device)
+        return
     elif a.markdown:
         for workers in a.workers:
             markdown_scan(workers)

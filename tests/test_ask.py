@@ -243,6 +243,34 @@ def test_no_rewrite_switch_reembeds(embedded_copy: Path, monkeypatch: pytest.Mon
     assert plain != optimised["fingerprint"] and VectorStore(store_dir).has("lantern-coast", plain)
 
 
+def test_index_of_an_older_rewrite_is_reembedded(embedded_copy: Path) -> None:
+    """An index whose vectors an older version of the CPU rewrite made (another vector space,
+    recorded in its keys files and embedding stamp) is embedded again by the next scan, though
+    no book changed; otherwise `ask` would stay keyword-only after an upgrade."""
+    from gmtool.rank.model_files import REWRITE_VERSION
+
+    sample_lib = embedded_copy
+    for other in ("bestiary.pdf", "grimoire.pdf"):
+        (sample_lib / other).unlink()
+    Engine(sample_lib).scan()
+    store_dir = sample_lib / ".gmtool"
+    keys_file = next((store_dir / "vectors").glob("lantern-coast*.keys.json"))
+    current = json.loads(keys_file.read_text())
+    older = "+r0"
+    assert f"+{REWRITE_VERSION}" in current["fingerprint"]
+    keys_file.write_text(json.dumps({**current, "fingerprint": current["fingerprint"].replace(f"+{REWRITE_VERSION}", older)}))
+    manifest = store_dir / "manifest.json"
+    raw = json.loads(manifest.read_text())
+    assert f"|{REWRITE_VERSION}|" in raw["state"]["embed_stamp"]
+    raw["state"]["embed_stamp"] = raw["state"]["embed_stamp"].replace(f"|{REWRITE_VERSION}|", "|r0|")
+    manifest.write_text(json.dumps(raw))
+    again = Engine(sample_lib).scan()
+    assert again.unchanged == 1 and again.embeddings_generated > 0
+    res = Engine(sample_lib).ask(TANK)
+    assert res.mode == "hybrid" and not res.warnings, res.warnings
+    assert VectorStore(store_dir).has("lantern-coast", current["fingerprint"])
+
+
 # --- 5. timeout -----------------------------------------------------------------------------
 
 
@@ -423,6 +451,12 @@ def test_search_works_while_embedding_and_a_killed_scan_keeps_finished_books(sam
     assert status["books_embedded"] == 1 and status["books_waiting"] == ["grimoire", "lantern-coast"]
     ls = json.loads(runner.invoke(app, ["ls", "--json", "-L", str(sample_lib)]).stdout)
     assert ls["embeddings"]["books_waiting"] == ["grimoire", "lantern-coast"]
+    waiting = status["sections_waiting"]
+    assert waiting == sum(s["entries"] for s in ls["sources"] if s["source_id"] != "bestiary") > 0
+    # `ls` and `doctor` tell a GM how much is still to embed (issue #23)
+    assert f"Embeddings: 1/3 books; {waiting:,} sections wait" in runner.invoke(app, ["ls", "-L", str(sample_lib)]).stdout
+    doc = json.loads(runner.invoke(app, ["doctor", "--json", "-L", str(sample_lib)]).stdout)["index"]
+    assert doc["sections_waiting"] == waiting and doc["books_waiting"] == ["grimoire", "lantern-coast"]
     partial = Engine(sample_lib).ask(TANK)
     assert partial.mode == "hybrid"
     assert any(w.startswith("EMBEDDINGS_INCOMPLETE") and "grimoire" in w for w in partial.warnings)

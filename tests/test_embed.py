@@ -284,6 +284,51 @@ def test_rewrite_tiny_model_runs_and_agrees() -> None:
     assert cos.min() > 0.99
 
 
+def _tiny_bias_gelu_model() -> bytes:
+    """gelu(x @ (Cast(W_q) * scale) + b), the GELU written out as x * (0.5 * (1 + Erf(x / sqrt 2)))."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load_model_from_string(_tiny_int8_model())
+    g = model.graph
+    g.initializer.extend([
+        numpy_helper.from_array(np.linspace(-0.5, 0.5, 4, dtype=np.float32), "b"),
+        numpy_helper.from_array(np.array(2 ** 0.5, dtype=np.float32), "sqrt2"),
+        numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
+        numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half"),
+    ])
+    g.node.extend([
+        helper.make_node("Add", ["y", "b"], ["h"]),
+        helper.make_node("Div", ["h", "sqrt2"], ["h1"]),
+        helper.make_node("Erf", ["h1"], ["h2"]),
+        helper.make_node("Add", ["h2", "one"], ["h3"]),
+        helper.make_node("Mul", ["half", "h3"], ["h4"]),
+        helper.make_node("Mul", ["h", "h4"], ["out"]),
+    ])
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 4]))
+    return model.SerializeToString()
+
+
+def test_rewrite_folds_the_bias_and_the_gelu() -> None:
+    """The bias Add goes into the int8 kernel and the five GELU ops become one; same outputs."""
+    import onnx
+    import onnxruntime as ort
+
+    from gmtool.rank.onnx_graph import rewrite_model
+
+    data = _tiny_bias_gelu_model()
+    new, count = rewrite_model(data)
+    nodes = onnx.load_model_from_string(new).graph.node
+    assert count == 2 and [n.op_type for n in nodes] == ["DynamicQuantizeMatMul", "Gelu"]
+    assert list(nodes[0].input)[3:] == ["", "b"]
+    x = np.random.default_rng(1).normal(size=(3, 8)).astype(np.float32)
+    a = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    b = ort.InferenceSession(new, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    cos = np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cos.min() > 0.99
+
+
 def test_rewrite_leaves_shared_weights_alone() -> None:
     from gmtool.rank.onnx_graph import rewrite_model
 
@@ -292,7 +337,8 @@ def test_rewrite_leaves_shared_weights_alone() -> None:
 
 
 def test_rewrite_of_shipped_model(emb: Embedder) -> None:
-    """Every int8 weight MatMul and every softmax NaN guard is rewritten, once: a second pass finds nothing."""
+    """Every int8 weight MatMul (with its bias Add), every softmax NaN guard and every exact GELU
+    is rewritten, once: a second pass finds nothing."""
     import onnx
 
     from gmtool.rank.onnx_graph import rewrite_model
@@ -301,8 +347,12 @@ def test_rewrite_of_shipped_model(emb: Embedder) -> None:
     new, count = rewrite_model(data)
     before, after = onnx.load_model_from_string(data), onnx.load_model_from_string(new)
     ops = [n.op_type for n in after.graph.node]
-    n_dq, n_nan = ops.count("DynamicQuantizeMatMul"), [n.op_type for n in before.graph.node].count("IsNaN")
-    assert n_dq > 0 and n_nan > 0 and count == n_dq + n_nan
-    assert "IsNaN" not in ops and len(ops) == len(before.graph.node) - 2 * n_dq - n_nan
+    old_ops = [n.op_type for n in before.graph.node]
+    n_dq, n_nan, n_gelu = ops.count("DynamicQuantizeMatMul"), old_ops.count("IsNaN"), ops.count("Gelu")
+    biased = sum(1 for n in after.graph.node if n.op_type == "DynamicQuantizeMatMul" and len(n.input) == 5)
+    assert n_dq > 0 and n_nan > 0 and n_gelu == old_ops.count("Erf") > 0 and biased > 0
+    assert count == n_dq + n_nan + n_gelu
+    assert "IsNaN" not in ops and "Erf" not in ops
+    assert len(ops) == len(old_ops) - 2 * n_dq - biased - n_nan - 4 * n_gelu
     assert any(o.domain == "com.microsoft" for o in after.opset_import)
     assert rewrite_model(new) == (new, 0)

@@ -148,12 +148,13 @@ def _share_copies(idx: list[int], texts: list[str], copy: list[int],
 def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | None:
     """Identifies the sources, the model file and the device without loading the model."""
     from gmtool.rank.keyword import keyword_digest
-    from gmtool.rank.model_files import resolve_model_path
+    from gmtool.rank.model_files import REWRITE_VERSION, resolve_model_path
 
     path = resolve_model_path(settings)
     if path is None or not path.is_file():
         return None
     st = path.stat()
     tok = str(settings.tokenizer or "")
-    rewrite = "1" if settings.no_rewrite else ""
+    # the rewrite's version too: a new one is a new vector space, which the next scan must embed
+    rewrite = "1" if settings.no_rewrite else REWRITE_VERSION
     return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}"

@@ -14,7 +14,7 @@ from typing import Any
 from gmtool.errors import GmtoolError
 from gmtool.settings import Settings
 
-REWRITE_VERSION = "r1"  # bump when gmtool.rank.onnx_graph changes what it writes: old cache files are then ignored
+REWRITE_VERSION = "r2"  # bump when gmtool.rank.onnx_graph changes what it writes: old cache files are then ignored
 POOL_VERSION = "pool1"  # the same, for the pooled graph that CUDA runs
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _VOCAB = _PACKAGE_DIR / "models" / "vocab.txt"
