@@ -261,6 +261,24 @@ def test_title_is_front_matter_or_a_title_heading_never_a_section(tmp_path):
     assert cover.title == "Fate of Tides"  # a short title page before the chapters
 
 
+def test_title_after_a_cover_notice_named_like_the_file_or_spelled_out_by_the_licence(tmp_path):
+    licence = " ".join(["Licensed to all of you under these terms."] * 60)  # a 420-word title page
+    cover = extract_markdown(write(tmp_path, "Salt-Storm-RPG-r3.md", (
+        "Copyright 2020 the crew. Dedicated to the first table.\n\n"
+        f"## Salt and Storm Role-Playing Game\n\n{licence}\n\n## Contents\n\nA list.\n\n## Part 1\n\nPlay.\n")))
+    assert cover.title == "Salt and Storm Role-Playing Game"  # a short notice above it, the file's words in it
+    unnamed = extract_markdown(write(tmp_path, "notes.md", (
+        "Copyright 2020 the crew.\n\n"
+        f"## Salt and Storm Role-Playing Game\n\n{licence}\n\n## Contents\n\nA list.\n")))
+    assert unnamed.title is None  # a long first section, and nothing ties it to the file
+    long_notice = extract_markdown(write(tmp_path, "Salt-Storm-2.md", f"{licence}\n\n## Salt and Storm Rules\n\nText.\n"))
+    assert long_notice.title is None  # a book's own opening text, not a cover's notice
+    srd = extract_markdown(write(tmp_path, "XYZ-TRD-5.2-CC.md", (
+        "# Legal Information\n\nThe Tabletop Reference Document 5.2 (“TRD 5.2”) is provided free of charge.\n\n"
+        "# Playing the Game\n\nRoll.\n")))
+    assert srd.title == "Tabletop Reference Document 5.2"  # the acronym of its file name, as its licence spells it
+
+
 def test_bold_run_ins_are_entries_fields_are_not(tmp_path):
     doc = extract_markdown(write(tmp_path, "p.md", (
         "# Poisons\n\n"

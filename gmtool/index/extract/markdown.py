@@ -202,14 +202,28 @@ def _find_headings(lines: list[str], start: int) -> tuple[list[_Heading], int, i
     return headings, dropped, stop
 
 
-def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx: int) -> str | None:
+def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx: int, preamble: str,
+                   name: str | None = None) -> str | None:
     """The file's first heading when it is the book's title rather than its first section: it is
-    the first text, not generic ("Legal Information"), and either no other heading is as high
-    (the one H1 over the H2s) or it heads only a short title page (followed by its peers)."""
+    the first text, or follows only a cover's short notice (a copyright line, a dedication), is not
+    generic ("Legal Information"), and either no other heading is as high (the one H1 over the H2s),
+    or it heads only a short title page (followed by its peers), or it shares two words with the
+    file's name (a book's file is named after it: "Basic-Fantasy-RPG-Rules" for "Basic Fantasy
+    Role-Playing Game", whose title page runs to 405 words of licence)."""
     first_text = next((j for j in range(start, len(lines)) if lines[j].strip()), None)
-    top = entries[0]
-    if first_text != first_idx or top.level > 2 or _GENERIC_TITLES.match(top.title):
+    if preamble:
+        if len(preamble.split()) > _NOTICE_WORDS:
+            return None
+        entries = entries[1:]  # the notice's own entry
+    elif first_text != first_idx:
         return None
+    if not entries:
+        return None
+    top = entries[0]
+    if top.level > 2 or _GENERIC_TITLES.match(top.title):
+        return None
+    if name and len(_words(top.title) & _words(name)) >= 2:
+        return top.title
     heads = [e for e in entries if e.origin == "markdown"]
     peers = [e for e in heads[1:] if e.level <= top.level]
     if not peers:
@@ -224,6 +238,13 @@ def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx
 # peer, is a chapter ("The Basics"), not the book's title. Fate Condensed's title page with
 # its attribution notice is 120 words; a chapter without subsections runs to thousands.
 _TITLE_PAGE_WORDS = 300
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
+
+
+# A cover may print a notice above the title heading (Basic Fantasy's Markdown: a copyright line and
+# a dedication, 40 words); more text than this before the first heading is a book's own opening.
+_NOTICE_WORDS = 80
 
 
 def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None = None) -> Parsed:
@@ -231,6 +252,7 @@ def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None
     (all of it, in a file without headings) is an entry titled by the front matter's title or by
     `name` (the file's stem), so no readable text is left out of the index. Headings past
     MAX_ENTRIES are counted, not kept, with an ENTRIES_CAPPED warning in `warnings`."""
+    file_name = name
     lines = mdmarkup.prepare(text).split("\n")
     start, front = _front_matter(lines)
     headings, dropped, stop = _find_headings(lines, start)
@@ -271,7 +293,7 @@ def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None
         e.title, tags = split_tags(clean_title(e.title) or e.title)
         if tags:
             e.tags = [*(e.tags or []), *(t for t in tags if t not in (e.tags or []))]
-    heading_title = _title_heading(entries, lines, start, headings[0].idx) if headings and not preamble else None
+    heading_title = _title_heading(entries, lines, start, headings[0].idx, preamble, file_name) if headings else None
     has_text = bool(preamble) or any(e.body for e in entries)
     return Parsed(entries, front or heading_title, front, len(headings), has_text, bool(preamble), heading_title,
                   len(lines))
@@ -324,11 +346,29 @@ def book_entries(entries: list[Entry]) -> list[Entry]:
     return fold_labels(drop_index_rows(entries), leaves_only=True)
 
 
+def spelled_out(name: str, entries: list[Entry]) -> str | None:
+    """The long form of an acronym in a file or folder name, as the book's opening pages define it
+    ("DND-SRD-5.2-CC" -> "System Reference Document 5.2", from "System Reference Document 5.2 (“SRD 5.2”)")."""
+    text = "\n".join(e.body for e in entries[:8])[:20_000]
+    for token in re.findall(r"[A-Za-z]+", name):  # "srd5" gives "srd"
+        if not 2 <= len(token) <= 6:
+            continue
+        pattern = rf"((?:[A-Z][A-Za-z'’]*\s+){{{len(token)}}}(?:\d[\d.]*\d\s+|\d\s+)?)\(\s*[\"“]?(?i:{token})\b"
+        for m in re.finditer(pattern, text):
+            long = m.group(1).strip()
+            initials = "".join(w[0] for w in long.split() if w[0].isalpha())
+            if initials.lower() == token.lower() and all(w[0].isupper() or w[0].isdigit() for w in long.split()):
+                return long
+    return None
+
+
 def extract_markdown(path: Path) -> Document:
-    """Extract a Markdown file's headings and sections."""
+    """Extract a Markdown file's headings and sections. Its title: front matter, a title heading,
+    else the long form of an acronym its file name uses (None: the file name is shown)."""
     path = Path(path)
     text = read_text_file(path)
     warnings: list[str] = []
     entries, title = parse_markdown(text, shown_name(path.stem), warnings)
+    title = title or spelled_out(path.stem, entries)
     return Document(format="md", title=title, pages=1, entries=book_entries(entries),
                     page_texts=[text], lines=text.count("\n") + 1, warnings=warnings)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from gmtool.index.extract.markdown import Parsed, book_entries
+from gmtool.index.extract.markdown import Parsed, book_entries, spelled_out
 from gmtool.types import Document, Entry
 
 _PREFIX = re.compile(r"^\d+(?:\.\d+)*[-_. ]*")
@@ -134,7 +134,7 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
         if head:
             heads[folder] = off
         entries.extend(local)
-    title = marker_title or _root_title(chapters) or _spelled_out(folder_name, entries) or readable(folder_name)
+    title = marker_title or _root_title(chapters) or spelled_out(folder_name, entries) or readable(folder_name)
     return Document(format="md", title=title, pages=1, entries=book_entries(entries), page_texts=[],
                     lines=sum(ch.parsed.lines for ch in chapters))
 
@@ -144,21 +144,6 @@ def _root_title(chapters: list[Chapter]) -> str | None:
         path = PurePosixPath(ch.in_book)
         if len(path.parts) == 1 and path.stem.lower() in _INDEX_STEMS:
             return ch.parsed.heading_title or ch.parsed.front_title
-    return None
-
-
-def _spelled_out(folder_name: str, entries: list[Entry]) -> str | None:
-    """The long form of an acronym in the folder name, as the book's opening pages define it."""
-    text = "\n".join(e.body for e in entries[:8])[:20_000]
-    for token in re.split(r"[-_. ]+", folder_name):
-        if not (2 <= len(token) <= 6 and token.isalpha()):
-            continue
-        pattern = rf"((?:[A-Z][A-Za-z'’]*\s+){{{len(token)}}}(?:\d[\d.]*\d\s+|\d\s+)?)\(\s*[\"“]?(?i:{token})\b"
-        for m in re.finditer(pattern, text):
-            long = m.group(1).strip()
-            initials = "".join(w[0] for w in long.split() if w[0].isalpha())
-            if initials.lower() == token.lower() and all(w[0].isupper() or w[0].isdigit() for w in long.split()):
-                return long
     return None
 
 
