@@ -448,3 +448,13 @@ def test_precision_and_coverage_cc_srd5_pdf(cc_srd_pdf):
 @pytest.mark.slow
 def test_precision_and_coverage_srd51_pdf(srd51_pdf):
     _check(srd51_pdf)
+
+
+def test_a_section_opening_with_its_own_advancement_table_is_a_class():
+    table = ("Exp.\nLevel  Points  Hit Dice\n1  0  1d8\n2  2,000  2d8\n3  4,000  3d8\n4  8,000  4d8\n"
+             "Wardens guard the old roads and fight with any weapon.")
+    doc = doc_of(("Player Characters", 1, "Choose a class."), ("Warden", 2, table),
+                 ("Ogre", 2, "Armor Class 15, Hit Dice 4d8, No. of Attacks 1, Damage 2d6, Level 4, XP 240"))
+    got = types(doc)
+    assert got["Warden"] == "class"
+    assert got["Ogre"] != "class"  # one creature's hit dice, not a table growing a die a level

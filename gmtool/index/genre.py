@@ -201,10 +201,24 @@ def progression_steps(title: str, kid_titles: list[str]) -> int:
     return sum(1 for k in kid_titles if own is not None and own.search(k) and _PROGRESSION.search(k))
 
 
+# An advancement table opening a section: level, experience and hit dice columns, whose hit dice grow
+# one die a level ("Level | Exp. Points | Hit Dice" over "1 0 1d6", "2 1,500 2d6", ...).
+_ADVANCE_HEAD = (re.compile(r"\blevel\b", re.I), re.compile(r"\b(?:exp\.?|xp|experience)\b", re.I),
+                 re.compile(r"\b(?:hit dice|hd)\b", re.I))
+_GROWING_DICE = re.compile(r"\b1d(\d+)\b[\s\S]{0,200}?\b2d\1\b[\s\S]{0,200}?\b3d\1\b")
+ADVANCE_CHARS = 800
+
+
+def advancement_table(body: str) -> bool:
+    head = body[:ADVANCE_CHARS]
+    return all(rx.search(head) for rx in _ADVANCE_HEAD) and bool(_GROWING_DICE.search(head))
+
+
 def class_shape(title: str, body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
     """Hit points stated for the class, with feature or advancement parts below it, or parts that are
-    the steps of its progression ("First-Tier Warrior" … "Sixth-Tier Warrior")."""
-    if progression_steps(title, kid_titles) >= PROGRESSION_STEPS:
+    the steps of its progression ("First-Tier Warrior" … "Sixth-Tier Warrior"), or an advancement
+    table of its own opening its text."""
+    if progression_steps(title, kid_titles) >= PROGRESSION_STEPS or advancement_table(body):
         return True
     parts = sum(1 for k in kid_titles[:6] if _CLASS_PART.match(k))
     if parts == 0:
