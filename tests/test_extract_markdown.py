@@ -279,6 +279,20 @@ def test_title_after_a_cover_notice_named_like_the_file_or_spelled_out_by_the_li
     assert srd.title == "Tabletop Reference Document 5.2"  # the acronym of its file name, as its licence spells it
 
 
+def test_a_row_slot_that_every_class_table_repeats_is_not_an_entry(tmp_path):
+    classes = "".join(
+        f"## {name}\n\n| | |\n|---|---|\n| Hit Point Die | 1d{die} per {name} level |\n| Armor Training | Light |\n"
+        f"| Saving Throw Proficiencies | Wisdom |\n| Skill Proficiencies | Choose 2 |\n\n"
+        f"The {name} fights.\n\n" for name, die in (("Warden", 10), ("Seer", 6), ("Bard", 8), ("Monk", 8), ("Thief", 8)))
+    gear = "## Gear\n\n| Item | Cost |\n|---|---|\n| Rope | 1 gp |\n| Lantern | 5 gp |\n| Chalk | 1 cp |\n"
+    doc = extract_markdown(write(tmp_path, "book.md", f"# Classes\n\nPick one.\n\n{classes}{gear}"))
+    titles = [e.title for e in doc.entries]
+    assert "Hit Point Die" not in titles and "Armor Training" not in titles  # a template's slots, five times over
+    assert {"Rope", "Lantern", "Chalk", "Warden"} <= set(titles)
+    warden = next(e for e in doc.entries if e.title == "Warden")
+    assert "1d10 per Warden level" in warden.body  # the slot's text stays with its class
+
+
 def test_bold_run_ins_are_entries_fields_are_not(tmp_path):
     doc = extract_markdown(write(tmp_path, "p.md", (
         "# Poisons\n\n"

@@ -64,6 +64,21 @@ def fold_labels(entries: list[Entry], leaves_only: bool = False) -> list[Entry]:
     return _drop(entries, fold, lambda p: entries[p].parent, absorb)
 
 
+def drop_template_rows(entries: list[Entry]) -> list[Entry]:
+    """A table row whose first cell names the same slot in table after table ("Hit Point Die",
+    "Saving Throw Proficiencies" in every class's key-value table) is a field of a template, not a
+    thing to look up: out of the tree. Its text stays where its table is, in its parent's body."""
+    parents: dict[str, set[int | None]] = {}
+    for e in entries:
+        if e.origin == "row":
+            parents.setdefault(_norm(e.title), set()).add(e.parent)
+    slots = {t for t, ps in parents.items() if len(ps) >= _REPEATS}
+    if not slots:
+        return entries
+    dropped = {k for k, e in enumerate(entries) if e.origin == "row" and _norm(e.title) in slots}
+    return _drop(entries, dropped, lambda p: entries[p].parent)
+
+
 def merge_twins(entries: list[Entry]) -> list[Entry]:
     """A bookmark and the heading detected for the same place (same title, next to each
     other, same or next page) are one entry: the bookmark's title and level are kept, the

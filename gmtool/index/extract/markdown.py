@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gmtool.index.extract import mdmarkup
-from gmtool.index.extract.labels import fold_labels
+from gmtool.index.extract.labels import drop_template_rows, fold_labels
 from gmtool.index.extract.mdrows import drop_index_rows, table_rows
 from gmtool.index.extract.mdrunin import runins
 from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
@@ -342,8 +342,8 @@ def _interrupts(lines: list[str], i: int) -> bool:
 
 def book_entries(entries: list[Entry]) -> list[Entry]:
     """A whole book's entries, one file or a folder of chapters: a table of contents' link rows
-    dropped, and repeated stat-block labels folded into their entry."""
-    return fold_labels(drop_index_rows(entries), leaves_only=True)
+    dropped, repeated stat-block labels folded into their entry, and a template's row slots dropped."""
+    return drop_template_rows(fold_labels(drop_index_rows(entries), leaves_only=True))
 
 
 def spelled_out(name: str, entries: list[Entry]) -> str | None:
