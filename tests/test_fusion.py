@@ -204,3 +204,14 @@ def test_a_quality_counts_only_where_the_question_names_a_type() -> None:
     tank = read_intent("a human fighting something much bigger like a dragon or a tank", {"dragon"})
     assert tank.concepts and "monster" in tank.types and not tank.named_types  # the kind alone asks for no fields
     assert read_intent("a tanky spellcaster class", set()).named_types
+
+
+def test_a_rules_section_and_the_same_untyped_section_in_another_shape_are_copies() -> None:
+    from gmtool.rank.copies import copy_groups
+
+    text = "Drow Poison (Injury). This poison is typically made only by the drow, far from sunlight."
+    titles = ["Drow Poison", "Drow Poison", "Drow Poison"]
+    copy, _ = copy_groups(titles, ["rule", None, "item"], ["one-file", "folder", "other"], [text] * 3,
+                          systems=["srd 5.1"] * 3)
+    assert copy[0] == copy[1] >= 0  # one book's map says "rule", the other shape leaves it untyped
+    assert copy[2] == -1  # a typed item of that name is another thing

@@ -107,7 +107,8 @@ def copy_groups(
     fields: Sequence[dict | None] | None = None, bodies: Sequence[str] | None = None,
     systems: Sequence[str] | None = None, ends: Sequence[int] | None = None,
 ) -> tuple[list[int], list[int]]:
-    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type and
+    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type (a rule
+    and an untyped section count as one) and
     one game system (`systems`, per document: see book_system; default: all one), in different
     sources, whose texts agree and whose typed fields do not disagree (-1: no copy elsewhere);
     `name` numbers the titles that several sources hold as different things, another edition or
@@ -119,7 +120,10 @@ def copy_groups(
 
     by_key: dict[str, list[int]] = {}
     for i, (t, ty) in enumerate(zip(titles, types, strict=True)):
-        by_key.setdefault(f"{normalize(t)}\x00{ty}", []).append(i)
+        # a rules section and an untyped one are both plain prose: one book's chapter map types a
+        # section "rule" that another shape of the same book leaves untyped (Drow Poison, SRD 5.1)
+        kind = None if ty == "rule" else ty
+        by_key.setdefault(f"{normalize(t)}\x00{kind}", []).append(i)
     copy = [-1] * len(titles)
     name = [-1] * len(titles)
     n_copy = n_name = 0
