@@ -458,3 +458,16 @@ def test_a_section_opening_with_its_own_advancement_table_is_a_class():
     got = types(doc)
     assert got["Warden"] == "class"
     assert got["Ogre"] != "class"  # one creature's hit dice, not a table growing a die a level
+
+
+def test_a_short_section_over_rules_sections_is_a_rule_but_not_over_entities():
+    doc = doc_of(
+        ("Spells", 1, ""),
+        *SRD_LIKE_SPELLS,
+        ("Combat", 1, "This chapter provides the rules you need."),
+        ("Underwater Combat", 2, "Wet."),
+        ("Impeded Weapons", 3, "A melee weapon attack has disadvantage unless the weapon is a dagger or spear."),
+        ("Fire Resistance", 3, "Anything underwater has resistance to fire damage while it stays under."),
+    )
+    got = types(doc)
+    assert got["Impeded Weapons"] == "rule" and got["Underwater Combat"] == "rule"  # not folded into "Combat"

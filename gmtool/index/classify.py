@@ -506,6 +506,22 @@ def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     return bool(RULE_CTX.search(top.title) or (len(node.ancestors) > 1 and _under(nodes, node, RULE_CTX, 2)))
 
 
+def _rule_containers(nodes: list[_Node], types: list[str | None]) -> None:
+    """A section over rules sections is a rule too, however short its own text ("Underwater Combat"
+    over "Impeded Weapons" and "Fire Resistance"): left untyped, it would be folded into the chapter
+    above it and never be a result of its own."""
+    for node in reversed(nodes):  # children first: a container of containers
+        i = node.index
+        if types[i] is not None or not node.ancestors or _is_structural(node.title):
+            continue
+        if any(types[a] not in (None, "rule") for a in node.ancestors):
+            continue  # a part of an entity
+        if any(types[d] not in (None, "rule") for d in _descendants(nodes, node)):
+            continue  # a container of typed entries ("Backgrounds", "Spell Descriptions")
+        if any(types[c] == "rule" for c in node.children):
+            types[i] = "rule"
+
+
 def _broad_rules(nodes: list[_Node], types: list[str | None], holders: set[int]) -> None:
     """Other systems: every prose section outside an entity is a rule, except front and back
     matter, examples, the book's own title section and lists of typed things ("Weapons")."""
@@ -621,6 +637,7 @@ def classify(doc: Document, weights: lists.Weights | None = None) -> None:
         for node in nodes:
             if types[node.index] is None and _is_rule(nodes, node, types):
                 types[node.index] = "rule"
+        _rule_containers(nodes, types)
     else:
         _broad_rules(nodes, types, holders)
     for node, ct in zip(nodes, types, strict=False):
