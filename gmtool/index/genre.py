@@ -13,6 +13,7 @@ an entry that fits no rule stays untyped.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # The genre's section words, by the type of what such a section lists. Matched against the
 # normalised title's last words ("cleric spells", "dungeon gear", "armor list").
@@ -115,6 +116,7 @@ FRONT_MATTER = re.compile(
 NAME_ORIGINS = ("runin", "row", "line")  # entries extract found as names, not headings
 
 
+@lru_cache(maxsize=1 << 16)  # asked of every ancestor of every entry: titles repeat
 def context_of(title: str, singular: bool = False) -> str | None:
     """The type a section lists, from its (normalised) title; None for other sections. With
     `singular`, "Item Descriptions" counts too: a list of like siblings has shape evidence of its own,
