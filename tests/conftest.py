@@ -206,3 +206,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within and among the other files is kept
+
+
+def toc_nodes(nodes: list[dict]) -> list[dict]:
+    """Every node of a `toc --json` tree, parents before their children."""
+    out = []
+    for n in nodes:
+        out.append(n)
+        out.extend(toc_nodes(n["children"]))
+    return out

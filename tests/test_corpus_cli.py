@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, needs_corpus
+from conftest import CORPUS, needs_corpus, toc_nodes
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -41,14 +41,6 @@ def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
 
 
-def _walk(nodes: list[dict]) -> list[dict]:
-    out = []
-    for n in nodes:
-        out.append(n)
-        out.extend(_walk(n["children"]))
-    return out
-
-
 # --- toc ----------------------------------------------------------------------------------
 
 
@@ -70,7 +62,7 @@ def test_toc_json_shape(corpus_lib: Path) -> None:
     data = _json(corpus_lib, "toc", "cc-srd5")
     assert {"source_id", "source_name", "file", "entries"} <= set(data)
     assert data["source_id"] == "cc-srd5" and data["file"] == "cc-srd5.pdf"
-    nodes = _walk(data["entries"])
+    nodes = toc_nodes(data["entries"])
     assert len(nodes) > 1000
     for n in nodes:
         assert set(n) >= NODE_KEYS, NODE_KEYS - set(n)
@@ -89,7 +81,7 @@ def test_toc_depth_one_has_no_children(corpus_lib: Path) -> None:
 
 def test_toc_type_spell_lists_only_spells(corpus_lib: Path) -> None:
     data = _json(corpus_lib, "toc", SRD51, "--type", "spell")
-    nodes = _walk(data["entries"])
+    nodes = toc_nodes(data["entries"])
     assert len(nodes) > 300
     assert {n["content_type"] for n in nodes} == {"spell"}
     assert "Fireball" in {n["title"] for n in nodes}

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import toc_nodes
 from typer.testing import CliRunner
 
 from gmtool.cli import app
@@ -60,14 +61,6 @@ def _write(root: Path, files: dict[str, str]) -> None:
         p.write_text(text, encoding="utf-8")
 
 
-def _flat(nodes: list[dict]) -> list[dict]:
-    out = []
-    for n in nodes:
-        out.append(n)
-        out.extend(_flat(n["children"]))
-    return out
-
-
 @pytest.fixture
 def shelf(tmp_path: Path) -> Path:
     lib = tmp_path / "lib"
@@ -95,7 +88,7 @@ def test_toc_nodes_carry_their_file_and_nest_across_files(shelf: Path) -> None:
     code, out = _run(shelf, "toc", "lantern", "--json")
     assert code == 0, out
     tree = json.loads(out)["entries"]
-    nodes = _flat(tree)
+    nodes = toc_nodes(tree)
     by_title = {n["title"]: n for n in nodes}
     classes = by_title["Classes"]  # the heading-only stub heads the class files, which start at h2
     assert [c["title"] for c in classes["children"]] == ["Fighter", "Wizard"]
@@ -148,7 +141,7 @@ def test_rescan_rereads_only_the_changed_chapter(shelf: Path) -> None:
     code, out = _run(shelf, "scan", str(shelf), "--no-embed", "--json")
     assert json.loads(out)["indexed_files"] == []  # a chapter gone: the others come from the cache
     code, out = _run(shelf, "toc", "lantern", "--json")
-    assert "Wizard" not in {n["title"] for n in _flat(json.loads(out)["entries"])}
+    assert "Wizard" not in {n["title"] for n in toc_nodes(json.loads(out)["entries"])}
 
 
 def test_marker_file_makes_or_unmakes_a_book(tmp_path: Path) -> None:

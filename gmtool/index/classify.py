@@ -495,13 +495,12 @@ def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
 def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     if len(node.entry.body) < 40 or _is_structural(node.title):
         return False
-    if not node.ancestors:  # a chapter of its own (a folder book's chapter file): named by the chapter map
-        return bool(RULE_CTX.search(node.title)) and not any(
-            types[d] not in (None, "rule") for d in _descendants(nodes, node))
     if any(types[a] not in (None, "rule") or _LIST_TITLE.search(nodes[a].title) for a in node.ancestors):
         return False  # inside an entity, or in a spell list ("Bard Spells" > "3rd Level")
     if any(types[d] not in (None, "rule") for d in _descendants(nodes, node)):
         return False  # a container of typed entries ("Conditions") is not itself a rule
+    if not node.ancestors:  # a chapter of its own (a folder book's chapter file): named by the chapter map
+        return bool(RULE_CTX.search(node.title))
     top = nodes[node.ancestors[-1]]
     return bool(RULE_CTX.search(top.title) or (len(node.ancestors) > 1 and _under(nodes, node, RULE_CTX, 2)))
 

@@ -50,8 +50,8 @@ LIST_CONTEXT = {t: re.compile(rf"(?:^|\s)(?:{_SINGULAR[t]}){_LIST_SUFFIX}$") for
 _SORT_ORDER = re.compile(r"\s+by\s+\S.*$")
 # A column header names what its rows are, often in the singular ("CREATURE HD ...", "ITEM COST").
 _HEADER_SINGULAR: dict[str, str] = {
-    "monster": "monster|creature|adversary|foe|enemy|npc",
-    "spell": "spell|ritual|power|prayer|miracle",
+    "monster": _SINGULAR["monster"],
+    "spell": _SINGULAR["spell"],
     "item": "item|weapon|armou?r|gear|equipment",
     "background": "background|origin|community|upbringing",
 }
@@ -199,8 +199,10 @@ PROGRESSION_STEPS = 3
 def progression_steps(title: str, kid_titles: list[str]) -> int:
     """Parts that are steps of the entry's own progression: they name it ("Third-Tier Warrior" under
     "Warrior"). A list's level groups ("Tier 2 (Levels 2-4)" under "Weapons") name no one."""
-    own = re.compile(rf"\b{re.escape(title)}\b") if title else None
-    return sum(1 for k in kid_titles if own is not None and own.search(k) and _PROGRESSION.search(k))
+    if not title or not kid_titles:
+        return 0
+    own = re.compile(rf"\b{re.escape(title)}\b")
+    return sum(1 for k in kid_titles if own.search(k) and _PROGRESSION.search(k))
 
 
 # An advancement table opening a section: level, experience and hit dice columns, whose hit dice grow

@@ -199,7 +199,7 @@ def _precision(lib: Library) -> list[int]:
     """Per document, how precisely its location points at it (query.rows.location_precision)."""
     cached = lib.cache.get("precision")
     if not isinstance(cached, list):
-        folder = [bool(lib.metas[sid].files) for sid in sorted(lib.metas)]
+        folder = [bool(m.files) for m in lib.metas.values()]  # the order of source_index
         src = lib.source_index()
         cached = [location_precision(p, folder[int(s)]) for p, s in zip(lib.doc_table()["pages"], src, strict=True)]
         lib.cache["precision"] = cached

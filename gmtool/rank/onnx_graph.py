@@ -109,15 +109,11 @@ def _plan_matmul(g: _Graph, i: int, node: NodeProto, plan: _Plan) -> None:
 
 def _bias_add(g: _Graph, y: str, n: int) -> tuple[int, str] | None:
     """(Add position, bias initializer) when `y` feeds only ``Add(y, b)``, b a float [N] initializer."""
-    users = g.consumers.get(y, [])
-    if not g.used_once(y) or g.nodes[users[0]].op_type != "Add" or g.nodes[users[0]].domain not in _DEFAULT_DOMAINS:
+    found = _only_user(g, y, "Add")
+    if found is None or found[1] not in g.inits:
         return None
-    add = g.nodes[users[0]]
-    other = [t for t in add.input if t != y]
-    if len(add.input) != 2 or len(other) != 1 or other[0] not in g.inits:
-        return None
-    b = g.inits[other[0]]
-    return (users[0], other[0]) if b.data_type == _FLOAT and list(b.dims) == [n] else None
+    b = g.inits[found[1]]
+    return found if b.data_type == _FLOAT and list(b.dims) == [n] else None
 
 
 def _scalar(g: _Graph, name: str) -> float | None:

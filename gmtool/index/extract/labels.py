@@ -57,11 +57,13 @@ def fold_labels(entries: list[Entry], leaves_only: bool = False) -> list[Entry]:
     if not fold:
         return entries
 
-    def absorb(par: Entry, e: Entry) -> None:
-        par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
-        par.end_page = max(par.end_page, e.end_page)
+    return _drop(entries, fold, lambda p: entries[p].parent, lambda par, e: _join_into(par, e, e.title, e.body))
 
-    return _drop(entries, fold, lambda p: entries[p].parent, absorb)
+
+def _join_into(par: Entry, e: Entry, *texts: str) -> None:
+    """A folded entry's `texts` follow its new parent's own text, and the parent spans its pages."""
+    par.body = "\n".join(x for x in (par.body, *texts) if x)
+    par.end_page = max(par.end_page, e.end_page)
 
 
 def drop_template_rows(entries: list[Entry]) -> list[Entry]:
@@ -182,8 +184,7 @@ def fold_field_labels(entries: list[Entry]) -> list[Entry]:
 
     def absorb(par: Entry, e: Entry) -> None:
         if e.origin not in _INLINE:
-            par.body = "\n".join(x for x in (par.body, e.title, e.body) if x)
-            par.end_page = max(par.end_page, e.end_page)
+            _join_into(par, e, e.title, e.body)
 
     return _drop(entries, fold, lambda p: entries[p].parent, absorb)
 
@@ -196,8 +197,4 @@ def fold_table_breaks(entries: list[Entry], origin: str) -> list[Entry]:
     if not gone:
         return entries
 
-    def absorb(par: Entry, e: Entry) -> None:
-        par.body = "\n".join(x for x in (par.body, e.body) if x)
-        par.end_page = max(par.end_page, e.end_page)
-
-    return _drop(entries, gone, lambda p: entries[p].parent, absorb)
+    return _drop(entries, gone, lambda p: entries[p].parent, lambda par, e: _join_into(par, e, e.body))
