@@ -1023,6 +1023,31 @@ def make_variant_pdf(path) -> Path:
     return _out(pdf, path)
 
 
+def make_slanted_wrap_pdf(path) -> Path:
+    """A creature list whose lower lines wrap around a picture with a slanted edge: each line
+    starts further right than the one above, so no two run-in names share an indent."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Creatures", 1)
+    _paragraphs(pdf, ["Creatures of the wild lands, each with its hit dice, armour and attacks."])
+    tail = "and it fights to the end when it is cornered."
+    rows = [(0.0, name, f"{stats} {tail}") for name, stats in (
+        ("Badger", "HD 1d8+2 (6 hp), AC 15, Claw +2 (1d2)"), ("Boar", "HD 3d8+12 (25 hp), AC 16, Gore +4"),
+        ("Wolf", "HD 2d8+4 (13 hp), AC 14, Bite +3 (1d6+1)"))]
+    for k, name in enumerate(("Ogre", "Treant", "Troll", "Vampire", "Wight")):
+        rows += [(8.0 + 12 * k, name, f"HD {k + 4}d8+{k} ({20 + k} hp), AC {14 + k}, Slam +{k + 3}"),
+                 (14.0 + 12 * k, "", tail)]
+    for x, name, text in rows:
+        pdf.set_x(pdf.l_margin + x)
+        if name:
+            pdf.set_font("helvetica", "B", BODY_SIZE)
+            pdf.write(4.5, name + ": ")
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.write(4.5, text)
+        pdf.ln(5.5)
+    return _out(pdf, path)
+
+
 def make_price_list_pdf(path) -> Path:
     """A price list of one-line entries, each above its paragraph: three share a first tag
     ("Ration") printed after the name, one is named "X of the Y", and one line is a phrase

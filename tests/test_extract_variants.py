@@ -7,7 +7,7 @@ import pytest
 from gmtool.index.classify import classify
 from gmtool.index.extract.pdf import extract_pdf
 from gmtool.index.fields import set_fields
-from tests.pdfgen import make_variant_pdf
+from tests.pdfgen import make_slanted_wrap_pdf, make_variant_pdf
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +56,13 @@ def test_of_the_names_stay_whole_and_phrases_are_no_entries(price_list):
     assert "Lamp of the Old Road" in price_list
     assert not any(t in ("A", "Lamp") for t in price_list)
     assert "A night at the harbour inn" in price_list["Provisions"].body
+
+
+def test_run_ins_wrapped_around_a_slanted_picture_edge_are_entries(tmp_path):
+    """Each name starts further right than the last (text wrapping around a picture), so no two
+    share an indent: the slant, and the column's other styled run-ins, make them run-ins too."""
+    pytest.importorskip("fpdf")
+    doc = extract_pdf(make_slanted_wrap_pdf(tmp_path / "slanted.pdf"))
+    titles = [e.title for e in doc.entries]
+    assert {"Badger", "Boar", "Wolf", "Treant", "Troll", "Vampire"} <= set(titles), titles
+    assert next(e for e in doc.entries if e.title == "Troll").body.startswith("HD 6d8+2")

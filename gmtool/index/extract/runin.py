@@ -8,6 +8,7 @@ the name in a font of its own before the separator (two or more).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 
@@ -25,6 +26,8 @@ _LEAD_SEP = re.compile(r"^(?P<name>.+?)\s*(?P<sep>[:.\u2013\u2014]|\s-)$")
 # repetitions on a page that make a pattern: plain text needs more evidence than a font change
 _MIN_TEXT = 3
 _MIN_STYLED = 2
+# lines on each side of a line that must step the same way for it to sit on a slanted edge
+_SLANT_REACH = 2
 # a paragraph's first line may be indented by up to this many font sizes (in ems)
 _FIRST_INDENT = 2.5
 
@@ -92,6 +95,29 @@ def _indent_groups(lines: list[Line], idxs, key) -> list[list[int]]:
     return [sorted(g) for g in out]
 
 
+def _on_slant(lines: list[Line], i: int, skip: set[int]) -> bool:
+    """Line i is one of a run of lines whose left edges step the same way, at least a point a
+    line: text wrapped around a slanted picture edge, where each run-in name starts further in
+    than the last and no two share an indent. A hanging indent or a list steps back and forth."""
+    col = lines[i].col
+
+    def near(step: int) -> list[float]:
+        out: list[float] = []
+        j = i + step
+        while 0 <= j < len(lines) and len(out) < _SLANT_REACH:
+            if j not in skip and lines[j].col == col:
+                out.append(lines[j].x0)
+            j += step
+        return out
+
+    before, after = near(-1), near(1)
+    if len(before) < _SLANT_REACH or len(after) < _SLANT_REACH:
+        return False
+    xs = [*reversed(before), lines[i].x0, *after]
+    steps = [b - a for a, b in itertools.pairwise(xs)]
+    return all(d >= 1.0 for d in steps) or all(d <= -1.0 for d in steps)
+
+
 def _candidate(ln: Line) -> tuple[str, str, str] | None:
     """(name, separator kind, rest) of a line that opens with a run-in name."""
     head = ln.text[:52]
@@ -146,6 +172,9 @@ def find_runins(pages, drop, thr: float) -> list[Inline]:
         for idxs in _indent_groups(lines, cands, seps.__getitem__):
             if len(idxs) >= (_MIN_STYLED if seps[idxs[0]] == "font" else _MIN_TEXT):
                 keep.update(idxs)
+        styled_cols = {lines[i].col for i in keep if seps[i] == "font"}
+        keep.update(i for i in cands if seps[i] == "font" and lines[i].col in styled_cols
+                    and _on_slant(lines, i, drop[pi]))
         for i in sorted(keep):
             name, _sep, rest = cands[i]
             name, tags = split_abbrev(name)
