@@ -241,3 +241,37 @@ def test_open_goes_to_the_chapter_file(shelf: Path, tmp_path: Path, monkeypatch:
     assert json.loads(out)["command"] == [opener, str(shelf / "lantern" / "02-classes" / "02-wizard.md")]
     code, out = _run(shelf, "open", "lantern", "--dry-run", "--json")
     assert json.loads(out)["path"] == str(shelf / "lantern" / "_index.md")  # the book opens at its first chapter
+
+
+def test_a_contents_page_makes_a_book_and_gives_its_reading_order(tmp_path: Path) -> None:
+    """An mdBook (`book.toml` beside `src/`, whose `SUMMARY.md` links the chapters) and a flat
+    folder whose README links its chapters are one book each, read in their contents' order; the
+    SUMMARY is read for the order only, and `src` is no name for a book."""
+    lib = tmp_path / "lib"
+    _write(lib / "lantern-game", {
+        "book.toml": '[book]\nauthors = ["A. Writer"]\ntitle = "The Lantern Game"\nsrc = "src"\n',
+        "src/SUMMARY.md": "# Summary\n\n[Introduction](README.md)\n\n- [Characters](./characters.md)\n"
+                          "- [Magic](rules/magic.md)\n- [Combat](rules/combat.md#rounds)\n",
+        "src/README.md": "# Introduction\n\nWelcome aboard.\n",
+        "src/characters.md": "# Characters\n\nSailors all.\n",
+        "src/rules/combat.md": "# Combat\n\nFighting on deck.\n",
+        "src/rules/magic.md": "# Magic\n\nSea witches.\n",
+    })
+    _write(lib / "coast-srd", {
+        "README.md": "# Coast SRD\n\nChapters: [Spells](spells.md), [Monsters](monsters.md), [Gear](gear%20list.md).\n",
+        "spells.md": "# Spells\n\nTide call.\n", "monsters.md": "# Monsters\n\nBrine hag.\n",
+        "gear list.md": "# Gear\n\nRope.\n",
+    })
+    _write(lib / "notes", {"a.md": "# A\n\nSee [b](b.md).\n", "b.md": "# B\n\nText.\n", "c.md": "# C\n\nText.\n"})
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    rows = {r["source_id"]: r for r in json.loads(_run(lib, "ls", "--json")[1])["sources"]}
+    assert set(rows) == {"lantern-game", "coast-srd", "a", "b", "c"}  # one link from a note is no contents page
+    assert rows["lantern-game"]["title"] == "The Lantern Game"
+    assert rows["lantern-game"]["files"] == ["lantern-game/src/README.md", "lantern-game/src/characters.md",
+                                             "lantern-game/src/rules/magic.md", "lantern-game/src/rules/combat.md"]
+    assert rows["coast-srd"]["files"] == ["coast-srd/README.md", "coast-srd/spells.md", "coast-srd/monsters.md",
+                                          "coast-srd/gear list.md"]
+    titles = [n["title"] for n in toc_nodes(json.loads(_run(lib, "toc", "lantern-game", "--json")[1])["entries"])]
+    assert titles.index("Characters") < titles.index("Magic") < titles.index("Combat")
+    assert "Summary" not in titles

@@ -17,7 +17,7 @@ from typing import Any
 
 from gmtool.index.extract.mdbook import BookPlan, ChapterPlan
 from gmtool.index.files import hash_file
-from gmtool.index.shelf import FolderBook
+from gmtool.index.shelf import FolderBook, book_name
 from gmtool.storage.hashing import FileStamp
 
 
@@ -77,7 +77,7 @@ def plan(found: BookLook, library: Path, cached: dict[str, dict[str, Any]]) -> B
         r = ch.relative_to(library).as_posix()
         chapters.append(ChapterPlan(ch.relative_to(found.book.folder).as_posix(), str(ch), r, found.shas[r],
                                     cached.get(r)))
-    return BookPlan(found.book.folder.name, tuple(chapters), found.book.title)
+    return BookPlan(book_name(found.book.folder), tuple(chapters), found.book.title)
 
 
 def stamp_of(found: BookLook) -> FileStamp:

@@ -21,7 +21,7 @@ from gmtool.index import books as folder_books
 from gmtool.index.discover import discover_all
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
-from gmtool.index.shelf import FolderBook, shelve
+from gmtool.index.shelf import FolderBook, book_name, shelve
 from gmtool.index.workers import iter_extracted, worth_a_pool
 from gmtool.settings import Paths, Settings, available_cores
 from gmtool.storage import checksums, store
@@ -56,7 +56,7 @@ def assign_source_ids(new: list[Path], taken: set[str]) -> dict[str, str]:
     ordered = sorted(new, key=lambda p: (_FORMAT_RANK.get(p.suffix.lower(), 3), str(p)))
     for p in ordered:
         folder = p.is_dir()  # a folder book: named by the folder, whatever dots it has ("srd-5.1")
-        base = slugify(p.name if folder else p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
+        base = slugify(book_name(p) if folder else p.stem)[:MAX_SID_CHARS].rstrip("-") or "source"
         candidates = [base, f"{base}-{'book' if folder else p.suffix.lower().lstrip('.')}"]
         sid = next((c for c in candidates if c not in taken), None)
         n = 2

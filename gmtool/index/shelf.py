@@ -7,7 +7,11 @@ per book. A folder below the library root is one book when
 - its Markdown is laid out as chapters: two or more of the files and sub-folders directly in
   it carry a numeric prefix (`01_Abilities.md`, `07-combat/`) and they are at least half of
   them, or it has an index page (`_index.md`, `index.md`, `README.md`) and sub-folders of
-  Markdown (a static site's sections).
+  Markdown (a static site's sections), or
+- it has a contents page that links to its chapters: a `SUMMARY.md` (mdBook, GitBook) or an
+  index page whose links reach at least two, and at least half, of the Markdown files below it.
+  The contents page's link order is then the reading order, and a `SUMMARY.md` is read for
+  that order only, not indexed.
 
 The topmost such folder wins: everything below it is its chapters. Loose files at the library
 root, and Markdown in folders that are not books, stay books of their own; PDFs and text files
@@ -20,20 +24,36 @@ The marker file `.gmtool-book` (hidden, so it is never indexed itself) may be em
     book: no                     # the folder is NOT one book: each file stays its own
 
 Reading order, in every folder: the index page first, then files and sub-folders in natural
-order of their numeric prefixes (`2-…` before `10-…`), then the unnumbered ones by name.
+order of their numeric prefixes (`2-…` before `10-…`), then the unnumbered ones by name; in a
+book with a contents page, the files it links come first, in its order.
+
+A book's title is the marker's, else an mdBook `book.toml` title or an MkDocs `mkdocs.yml`
+`site_name` in its folder or the one above (a site's sources often sit in `src/` or `docs/`),
+else what its own pages say (see index.extract.mdbook). A folder with such a generic name is
+named (its id, and its title as a last resort) by the folder above it.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote
 
 MARKER = ".gmtool-book"
 CHAPTER_SUFFIXES = (".md", ".markdown")
 INDEX_STEMS = ("_index", "index", "readme")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_. ]|[A-Za-z]|$)")
 _NO = ("no", "false", "off", "0")
+CONTENTS_STEM = "summary"  # mdBook's and GitBook's contents page: read for the order, not indexed
+CONTENTS_MAX_BYTES = 256 * 1024  # a contents page is short; a huge index page is read this far
+# a Markdown link to a Markdown file: [text](path/to/file.md#anchor "title")
+_MD_LINK = re.compile(r"\]\(\s*<?([^)\s>#?]+\.(?:md|markdown))(?:#[^)\s>]*)?>?(?:\s+\"[^\"]*\")?\s*\)", re.I)
+# folders that hold a site's or a book's sources: the book is named by the folder above
+GENERIC_FOLDERS = frozenset({"src", "source", "docs", "doc", "content", "contents", "book", "pages", "markdown", "md"})
+_TOML_TITLE = re.compile(r"^\s*title\s*=\s*([\"'])(.+?)\1\s*$", re.M)
+_MKDOCS_NAME = re.compile(r"^site_name\s*:\s*([\"']?)(.+?)\1\s*$", re.M)
 
 
 @dataclass
@@ -43,7 +63,52 @@ class FolderBook:
     folder: Path
     rel: str  # library-relative, POSIX
     chapters: list[Path] = field(default_factory=list)
-    title: str | None = None  # from the marker file
+    title: str | None = None  # from the marker file, or a site generator's settings
+
+
+def book_name(folder: Path) -> str:
+    """The name a folder book goes by: its folder's, or the folder above's when the folder's is
+    a generic one (`src`, `docs`)."""
+    if folder.name.lower() in GENERIC_FOLDERS and folder.parent.name:
+        return folder.parent.name
+    return folder.name
+
+
+def site_title(folder: Path) -> str | None:
+    """The title a site generator's settings give the book, in its folder or the one above."""
+    for where in (folder, folder.parent):
+        for name, pattern in (("book.toml", _TOML_TITLE), ("mkdocs.yml", _MKDOCS_NAME)):
+            try:
+                text = (where / name).read_text(encoding="utf-8", errors="replace")[:CONTENTS_MAX_BYTES]
+            except OSError:
+                continue
+            m = pattern.search(text)
+            if m and m.group(2).strip():
+                return m.group(2).strip()
+    return None
+
+
+def contents_links(folder: Path, below: list[str]) -> tuple[str, list[str]] | None:
+    """(contents page, the chapter files it links in its order), folder-relative POSIX paths,
+    when a `SUMMARY.md` or index page directly in `folder` links at least two, and at least half,
+    of the Markdown files below it; else None."""
+    pages = sorted((b for b in below if "/" not in b and b.rsplit(".", 1)[0].lower() in (CONTENTS_STEM, *INDEX_STEMS)),
+                   key=lambda b: b.rsplit(".", 1)[0].lower() != CONTENTS_STEM)
+    known = set(below)
+    for page in pages:
+        try:
+            with (folder / page).open("rb") as fh:
+                text = fh.read(CONTENTS_MAX_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        links: list[str] = []
+        for m in _MD_LINK.finditer(text):
+            rel = posixpath.normpath(unquote(m.group(1)))
+            if rel in known and rel != page and rel not in links:
+                links.append(rel)
+        if len(links) >= 2 and 2 * len(links) >= len(below) - 1:
+            return page, links
+    return None
 
 
 def read_marker(folder: Path) -> dict[str, str] | None:
@@ -91,6 +156,7 @@ def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBoo
         for depth in range(1, len(parts)):
             tree.setdefault(parts[:depth], set()).add(parts[depth])
     decided: dict[tuple[str, ...], bool] = {}
+    contents: dict[tuple[str, ...], tuple[str, list[str]]] = {}
 
     def is_book(folder: tuple[str, ...]) -> bool:
         if folder not in decided:
@@ -102,6 +168,11 @@ def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBoo
                 subs = any((*folder, k) in tree for k in kids)
                 index = any(k.rsplit(".", 1)[0].lower() in INDEX_STEMS for k in kids if (*folder, k) not in tree)
                 decided[folder] = len(_files_below(tree, folder)) >= 2 and _chaptered(kids, index, subs)
+            if decided[folder] or marker is None:
+                found = contents_links(library.joinpath(*folder), _paths_below(tree, folder))
+                if found is not None:
+                    contents[folder] = found
+                    decided[folder] = decided[folder] or marker is None
         return decided[folder]
 
     books: dict[tuple[str, ...], FolderBook] = {}
@@ -115,12 +186,41 @@ def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBoo
             loose.append(f)
             continue
         if owner not in books:
-            marker = read_marker(library.joinpath(*owner)) or {}
-            books[owner] = FolderBook(library.joinpath(*owner), "/".join(owner), title=marker.get("title") or None)
+            folder = library.joinpath(*owner)
+            marker = read_marker(folder) or {}
+            books[owner] = FolderBook(folder, "/".join(owner), title=marker.get("title") or site_title(folder))
         books[owner].chapters.append(f)
-    for book in books.values():
-        book.chapters.sort(key=lambda p: [order_key(x) for x in p.relative_to(book.folder).parts])
+    for owner, book in books.items():
+        _order(book, contents.get(owner))
     return loose, sorted(books.values(), key=lambda b: b.rel)
+
+
+def _order(book: FolderBook, contents: tuple[str, list[str]] | None) -> None:
+    """Reading order (see the module's docstring); a `SUMMARY.md` contents page leaves the chapters."""
+    def key(p: Path) -> tuple:
+        rel = p.relative_to(book.folder).as_posix()
+        natural = [order_key(x) for x in p.relative_to(book.folder).parts]
+        if contents is None:
+            return (0, 0, natural)
+        page, links = contents
+        if rel == page:
+            return (0, 0, natural)
+        return (1, links.index(rel), natural) if rel in links else (2, 0, natural)
+
+    if contents is not None and contents[0].rsplit(".", 1)[0].lower() == CONTENTS_STEM:
+        book.chapters = [c for c in book.chapters if c.relative_to(book.folder).as_posix() != contents[0]]
+    book.chapters.sort(key=key)
+
+
+def _paths_below(tree: dict[tuple[str, ...], set[str]], folder: tuple[str, ...], prefix: str = "") -> list[str]:
+    """The Markdown files below `folder`, as POSIX paths relative to it."""
+    out: list[str] = []
+    for k in sorted(tree.get(folder, set())):
+        if (*folder, k) in tree:
+            out.extend(_paths_below(tree, (*folder, k), f"{prefix}{k}/"))
+        else:
+            out.append(f"{prefix}{k}")
+    return out
 
 
 def _files_below(tree: dict[tuple[str, ...], set[str]], folder: tuple[str, ...]) -> list[str]:
