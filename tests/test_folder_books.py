@@ -275,3 +275,31 @@ def test_a_contents_page_makes_a_book_and_gives_its_reading_order(tmp_path: Path
     titles = [n["title"] for n in toc_nodes(json.loads(_run(lib, "toc", "lantern-game", "--json")[1])["entries"])]
     assert titles.index("Characters") < titles.index("Magic") < titles.index("Combat")
     assert "Summary" not in titles
+
+
+def test_mkdocs_nav_and_front_matter_weights_give_the_reading_order(tmp_path: Path) -> None:
+    """An MkDocs site (mkdocs.yml's nav and site_name, pages in docs/) and a Hugo site whose pages
+    carry no numbers, only a `weight` in their front matter, are read in the order the site shows."""
+    lib = tmp_path / "lib"
+    _write(lib / "ember-rules", {
+        "mkdocs.yml": "site_name: Ember Rules\nnav:\n  - Home: index.md\n  - Play:\n    - play/rolling.md\n"
+                      "    - Damage: play/damage.md\n  - Appendix: appendix.md\ntheme: material\n",
+        "docs/index.md": "# Welcome\n\nHello.\n", "docs/appendix.md": "# Appendix\n\nLast.\n",
+        "docs/play/damage.md": "# Damage\n\nOuch.\n", "docs/play/rolling.md": "# Rolling\n\nDice.\n",
+    })
+    _write(lib / "tide-site", {
+        "_index.md": "---\ntitle: Tide Site\n---\n# Tide Site\n",
+        "rules/_index.md": "---\ntitle: Rules\nweight: 2\n---\n",
+        "rules/zebra.md": "---\nweight: 1\n---\n# Zebra Rule\n\nFirst.\n",
+        "rules/alpha.md": "---\nweight: 3\n---\n# Alpha Rule\n\nLast.\n",
+        "intro/_index.md": "---\ntitle: Intro\nweight: 1\n---\n# Intro\n\nStart here.\n",
+    })
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    rows = {r["source_id"]: r for r in json.loads(_run(lib, "ls", "--json")[1])["sources"]}
+    assert set(rows) == {"ember-rules", "tide-site"}
+    assert rows["ember-rules"]["title"] == "Ember Rules"
+    assert rows["ember-rules"]["files"] == ["ember-rules/docs/index.md", "ember-rules/docs/play/rolling.md",
+                                            "ember-rules/docs/play/damage.md", "ember-rules/docs/appendix.md"]
+    assert rows["tide-site"]["files"] == ["tide-site/_index.md", "tide-site/intro/_index.md", "tide-site/rules/_index.md",
+                                          "tide-site/rules/zebra.md", "tide-site/rules/alpha.md"]

@@ -11,7 +11,8 @@ per book. A folder below the library root is one book when
 - it has a contents page that links to its chapters: a `SUMMARY.md` (mdBook, GitBook) or an
   index page whose links reach at least two, and at least half, of the Markdown files below it.
   The contents page's link order is then the reading order, and a `SUMMARY.md` is read for
-  that order only, not indexed.
+  that order only, not indexed. An MkDocs `mkdocs.yml` beside the folder (its `docs_dir`) whose
+  `nav` lists the files serves the same way.
 
 The topmost such folder wins: everything below it is its chapters. Loose files at the library
 root, and Markdown in folders that are not books, stay books of their own; PDFs and text files
@@ -24,8 +25,9 @@ The marker file `.gmtool-book` (hidden, so it is never indexed itself) may be em
     book: no                     # the folder is NOT one book: each file stays its own
 
 Reading order, in every folder: the index page first, then files and sub-folders in natural
-order of their numeric prefixes (`2-…` before `10-…`), then the unnumbered ones by name; in a
-book with a contents page, the files it links come first, in its order.
+order of their numeric prefixes (`2-…` before `10-…`) or of the place their front matter gives
+them (`weight`, `sidebar_position`, `nav_order`; a folder's is its index page's), then the rest by
+name; in a book with a contents page or an MkDocs `nav`, the files it lists come first, in its order.
 
 A book's title is the marker's, else an mdBook `book.toml` title or an MkDocs `mkdocs.yml`
 `site_name` in its folder or the one above (a site's sources often sit in `src/` or `docs/`),
@@ -52,6 +54,12 @@ CONTENTS_MAX_BYTES = 256 * 1024  # a contents page is short; a huge index page i
 _MD_LINK = re.compile(r"\]\(\s*<?([^)\s>#?]+\.(?:md|markdown))(?:#[^)\s>]*)?>?(?:\s+\"[^\"]*\")?\s*\)", re.I)
 # folders that hold a site's or a book's sources: the book is named by the folder above
 GENERIC_FOLDERS = frozenset({"src", "source", "docs", "doc", "content", "contents", "book", "pages", "markdown", "md"})
+# where a site generator keeps a page's place in its folder, in the page's front matter (Hugo,
+# Docusaurus, Just the Docs): orders the files that carry no numeric prefix
+_FRONT_ORDER = re.compile(r"^(?:weight|sidebar_position|nav_order)\s*:\s*[\"']?(-?\d+(?:\.\d+)?)[\"']?\s*$", re.M)
+FRONT_MATTER_MAX_BYTES = 4096
+# an MkDocs nav entry: "- rules/combat.md" or "- Combat: rules/combat.md"
+_NAV_ITEM = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?['\"]?([^\s'\":#]+\.(?:md|markdown))['\"]?\s*$", re.M | re.I)
 _TOML_TITLE = re.compile(r"^\s*title\s*=\s*([\"'])(.+?)\1\s*$", re.M)
 _MKDOCS_NAME = re.compile(r"^site_name\s*:\s*([\"']?)(.+?)\1\s*$", re.M)
 
@@ -88,10 +96,54 @@ def site_title(folder: Path) -> str | None:
     return None
 
 
+def _covers(links: list[str], below: list[str]) -> bool:
+    return len(links) >= 2 and 2 * len(links) >= len(below) - 1
+
+
+def mkdocs_nav(folder: Path, below: list[str]) -> list[str] | None:
+    """The chapter files an MkDocs `mkdocs.yml` beside `folder` lists in its `nav`, when `folder`
+    is its `docs_dir` (`docs` unless it says otherwise)."""
+    try:
+        text = (folder.parent / "mkdocs.yml").read_text(encoding="utf-8", errors="replace")[:CONTENTS_MAX_BYTES]
+    except OSError:
+        return None
+    m = re.search(r"^docs_dir\s*:\s*['\"]?([^'\"\n]+?)['\"]?\s*$", text, re.M)
+    if (m.group(1).strip().strip("/") if m else "docs") != folder.name:
+        return None
+    nav = re.search(r"^nav\s*:\s*\n((?:[ \t-].*\n?|\n)*)", text, re.M)
+    if nav is None:
+        return None
+    known = set(below)
+    links = list(dict.fromkeys(posixpath.normpath(x) for x in _NAV_ITEM.findall(nav.group(1))))
+    links = [x for x in links if x in known]
+    return links if _covers(links, below) else None
+
+
+def front_order(path: Path) -> float | None:
+    """A page's place in its folder as its front matter gives it (`weight`, `sidebar_position`,
+    `nav_order`); for a folder, its index page's."""
+    if path.is_dir():
+        pages = [path / f"{stem}{suffix}" for stem in INDEX_STEMS for suffix in CHAPTER_SUFFIXES]
+        return next((w for w in (front_order(p) for p in pages if p.is_file()) if w is not None), None)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(FRONT_MATTER_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    if not head.startswith("---"):
+        return None
+    end = head.find("\n---", 3)
+    m = _FRONT_ORDER.search(head[: end if end > 0 else len(head)])
+    return float(m.group(1)) if m else None
+
+
 def contents_links(folder: Path, below: list[str]) -> tuple[str, list[str]] | None:
     """(contents page, the chapter files it links in its order), folder-relative POSIX paths,
     when a `SUMMARY.md` or index page directly in `folder` links at least two, and at least half,
-    of the Markdown files below it; else None."""
+    of the Markdown files below it, or an MkDocs nav lists them (page ""); else None."""
+    nav = mkdocs_nav(folder, below)
+    if nav is not None:
+        return "", nav
     pages = sorted((b for b in below if "/" not in b and b.rsplit(".", 1)[0].lower() in (CONTENTS_STEM, *INDEX_STEMS)),
                    key=lambda b: b.rsplit(".", 1)[0].lower() != CONTENTS_STEM)
     known = set(below)
@@ -106,7 +158,7 @@ def contents_links(folder: Path, below: list[str]) -> tuple[str, list[str]] | No
             rel = posixpath.normpath(unquote(m.group(1)))
             if rel in known and rel != page and rel not in links:
                 links.append(rel)
-        if len(links) >= 2 and 2 * len(links) >= len(below) - 1:
+        if _covers(links, below):
             return page, links
     return None
 
@@ -199,7 +251,8 @@ def _order(book: FolderBook, contents: tuple[str, list[str]] | None) -> None:
     """Reading order (see the module's docstring); a `SUMMARY.md` contents page leaves the chapters."""
     def key(p: Path) -> tuple:
         rel = p.relative_to(book.folder).as_posix()
-        natural = [order_key(x) for x in p.relative_to(book.folder).parts]
+        parts = p.relative_to(book.folder).parts
+        natural = [_place(book.folder.joinpath(*parts[: i + 1]), x) for i, x in enumerate(parts)]
         if contents is None:
             return (0, 0, natural)
         page, links = contents
@@ -210,6 +263,16 @@ def _order(book: FolderBook, contents: tuple[str, list[str]] | None) -> None:
     if contents is not None and contents[0].rsplit(".", 1)[0].lower() == CONTENTS_STEM:
         book.chapters = [c for c in book.chapters if c.relative_to(book.folder).as_posix() != contents[0]]
     book.chapters.sort(key=key)
+
+
+def _place(path: Path, name: str) -> tuple[int, tuple[float, ...], str]:
+    """order_key, with a front matter's place for a name without a numeric prefix."""
+    key = order_key(name)
+    if key[0] == 2:
+        weight = front_order(path)
+        if weight is not None:
+            return (1, (weight,), name.lower())
+    return key
 
 
 def _paths_below(tree: dict[tuple[str, ...], set[str]], folder: tuple[str, ...], prefix: str = "") -> list[str]:
