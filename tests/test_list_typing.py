@@ -92,6 +92,24 @@ def test_a_marker_heading_above_a_run_names_its_kind():
     assert got["Bard Subclasses"] != "subclass"
 
 
+def test_a_marked_run_without_the_lists_labels_joins_the_list_its_markers_head():
+    """The casters' subclasses print a spellcasting trait, the warriors' do not: the same markers
+    ("X Subclasses") head both runs, so all are subclasses; the rules section after them is not."""
+    caster = "Play the {t} to cast.\nSPELLCAST TRAIT\nPresence\nFOUNDATION FEATURE"
+    fighter = "Play the {t} to fight.\nFOUNDATION FEATURE"
+    rows = [("Character Options", 1, PROSE)]
+    for cls, subs, shape in (("Bard", ("Troubadour", "Wordsmith"), caster), ("Druid", ("Warden", "Keeper"), caster),
+                             ("Warrior", ("Call of the Brave", "Call of the Slayer"), fighter)):
+        rows.append((f"{cls} Subclasses", 2, f"Choose one of the {cls.lower()}'s two subclasses."))
+        for sub in subs:
+            rows += [(sub, 2, shape.format(t=sub)), (f"{sub} Gift", 3, "Once per rest: gain a Hope.", "runin"),
+                     (f"{sub} Edge", 3, "Add a die to a roll.", "runin")]
+    rows.append(("Multiclassing", 2, PROSE))
+    got = types(doc_of(*rows))
+    assert {got[t] for t in ("Troubadour", "Keeper", "Call of the Brave", "Call of the Slayer")} == {"subclass"}
+    assert got["Multiclassing"] != "subclass"
+
+
 def test_a_heading_word_for_another_kind_does_not_outvote_the_members_stat_blocks():
     blocks = [(name, 2, f"Claws (d10 damage) {h} HP {a} Armor\nClose\nSpecial Qualities: Wings\nInstinct: To hunt")
               for name, h, a in (("Angel", 18, 4), ("Imp", 6, 1), ("Djinn", 14, 2), ("Larva", 3, 0))]

@@ -260,12 +260,56 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
             by_parent.setdefault(n.entry.parent, []).append(n.index)
     lists: list[ListOf] = []
     for parent in sorted(by_parent, key=lambda p: -1 if p is None else p):
-        for lst in _runs(by_parent[parent], labels, named, apart, tags):
+        here = _runs(by_parent[parent], labels, named, apart, tags)
+        _extend_by_markers(nodes, by_parent[parent], here, labels, named, apart)
+        for lst in here:
             lst.parent = parent
             lst.labels = _shared([labels[m] for m in lst.members])
             if len({nodes[m].title for m in lst.members}) >= MIN_MEMBERS:  # not one running header, repeated
                 lists.append(lst)
     return lists, labels
+
+
+def _marker_runs(nodes: list[Any], kids: list[int], labels: dict[int, frozenset[str]],
+                 apart: dict[int, bool], taken: set[int]) -> list[tuple[int, list[int]]]:
+    """(marker, the siblings after it up to the next marker or a member of a list) for each marker
+    heading among one parent's children ("Warrior Subclasses" above "Call of the Brave")."""
+    out: list[tuple[int, list[int]]] = []
+    for k in kids:
+        if apart[k] and is_marker(nodes[k], labels[k]):
+            out.append((k, []))
+        elif out and k not in taken and not apart[k]:
+            out[-1][1].append(k)
+        elif out:
+            out.append((-1, []))  # a list member or another heading ends the run
+    return [(m, run) for m, run in out if m >= 0]
+
+
+def _extend_by_markers(nodes: list[Any], kids: list[int], lists: list[ListOf], labels: dict[int, frozenset[str]],
+                       named: dict[int, str | None], apart: dict[int, bool]) -> None:
+    """A list of headings that its members' shared labels found (the spellcasters' subclasses, which
+    print a spellcasting trait) takes in the headings that markers of the same kind head elsewhere among
+    the siblings (the warriors' subclasses, which print none). Only when most of the list sits in runs
+    that markers of one kind head (two or more), and only as many headings as those runs hold, shaped like
+    its members (with or without run-in parts, as most of them)."""
+    heads = [lst for lst in lists if not lst.named]
+    if not heads:
+        return
+    members = {m for lst in lists for m in lst.members}
+    for lst in heads:
+        mine = set(lst.members)
+        runs = _marker_runs(nodes, kids, labels, apart, members - mine)
+        marked = [(m, run) for m, run in runs if mine & set(run)]
+        kinds = {genre.context_of(nodes[m].title, singular=True) for m, _ in marked} - {None}
+        under = sum(len(mine & set(run)) for _, run in marked)
+        if len(kinds) != 1 or len(marked) < 2 or under * 2 < len(mine):
+            continue  # the list is not the markers' runs: no pattern of marker, then members
+        longest = max(len(run) for _, run in marked)
+        parts = sum(1 for m in lst.members if any(named[c] for c in nodes[m].children)) * 2 > len(lst.members)
+        for m, run in runs:
+            if genre.context_of(nodes[m].title, singular=True) in kinds and not mine & set(run):
+                lst.members.extend(k for k in run[:longest] if not named[k] and any(named[c] for c in nodes[k].children) == parts)
+        lst.members.sort()
 
 
 _UNDER_PARENT = "parent"
