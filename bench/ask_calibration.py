@@ -7,10 +7,13 @@ each list fit; the even-numbered ones are reported apart. A development question
 answer" when the answer is in its top 10 with no score floor but not at the default --min-score;
 an off-topic question "returns nothing" when no result clears the default --min-score.
 
-Usage: python bench/ask_calibration.py LIBRARY [LIBRARY ...] [--fit]   (each scanned with embeddings, e.g.
-all of ../shared/corpus/pdf, md and pdf-more, and the 4-book library of ../shared/eval/mklib.sh: a question's
-evidence depends on what else the library holds, so the fit pools libraries of different sizes).
-Without --fit it reports the values in query.ranking, per library and pooled.
+Usage: python bench/ask_calibration.py LIBRARY [LIBRARY ...] [--fit] [--keyword]   (each scanned with
+embeddings, e.g. all of ../shared/corpus/pdf, md and pdf-more, and the 4-book library of ../shared/eval/mklib.sh:
+a question's evidence depends on what else the library holds, so the fit pools libraries of different sizes).
+Without --fit it reports the values in query.ranking, per library and pooled. With --keyword the questions
+are asked with `--ranker bm25`, as a library without vectors or a model answers them, and the keyword
+mode's ramp (coverage_low, coverage_high: the share of the question's words one entry holds) is fitted or
+reported instead, at the same default --min-score, with ../shared/eval/md-more/ask.jsonl's questions too.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval"
 GOLD = [EVAL / "dev_ask.jsonl", EVAL / "more" / "ask.jsonl", EVAL / "more2" / "ask.jsonl"]
+# the keyword ramp is fitted later, with md-more's paraphrased questions too (they hold fewer of the words)
+KEYWORD_GOLD = [*GOLD, EVAL / "md-more" / "ask.jsonl"]
 OFFTOPIC = REPO / "bench" / "data" / "offtopic_questions.txt"
 
 
@@ -40,7 +45,7 @@ def _relevant(hit: dict[str, Any], answers: list[dict[str, Any]]) -> bool:
                for a in answers)
 
 
-def features(lib: Path) -> list[dict[str, Any]]:
+def features(lib: Path, ranker: str = "hybrid") -> list[dict[str, Any]]:
     """Per question: its half, the evidence the confidence is made of, and the right answer's
     unscaled score (None when it is not in the top 10 at all)."""
     import gmtool.query.ask as ask_mod
@@ -55,12 +60,13 @@ def features(lib: Path) -> list[dict[str, Any]]:
 
     ask_mod.confidence = record  # type: ignore[assignment]
     eng = Engine(lib)
-    dev = [g for path in GOLD for g in _load(path)]
+    dev = [g for path in (KEYWORD_GOLD if ranker == "bm25" else GOLD) for g in _load(path)]
     off = [{"query": q.strip()} for q in OFFTOPIC.open() if q.strip() and not q.startswith("#")]
     rows = []
     for kind, questions in (("dev", dev), ("off", off)):
         for n, g in enumerate(questions, 1):
-            res = search_dict(eng.ask(g["query"], types=[g["type"]] if g.get("type") else None, limit=10, min_score=0.0))
+            res = search_dict(eng.ask(g["query"], types=[g["type"]] if g.get("type") else None, limit=10, min_score=0.0,
+                                      ranker=ranker))
             right = next((h for h in res["results"] if g.get("answers") and _relevant(h, g["answers"])), None)
             rows.append({"kind": kind, "half": "fit" if n % 2 else "report", "query": g["query"], **seen,
                          "right": right["score"] if right else None, "mode": res["mode"]})
@@ -108,17 +114,36 @@ def fit(rows: list[dict[str, Any]], base: Any) -> Any:
     return best
 
 
+def fit_keyword(rows: list[dict[str, Any]], base: Any) -> Any:
+    """The keyword mode's ramp: the grid point of the fit half that empties the most off-topic questions
+    and loses no development answer, at the default --min-score; ties go to the wider margin, then the
+    wider ramp."""
+    best, best_key = base, None
+    for lo, span in itertools.product([x / 100 for x in range(0, 61, 2)], [x / 100 for x in range(4, 61, 4)]):
+        cfg = dataclasses.replace(base, coverage_low=lo, coverage_high=round(lo + span, 2))
+        m = evaluate(rows, cfg)["fit"]
+        if m["dev_lost"] > 0.0:
+            continue
+        key = (m["offtopic_empty"], round(m["margin"], 4), span)
+        if best_key is None or key > best_key:
+            best, best_key = cfg, key
+    return best
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("library", type=Path, nargs="+")
     ap.add_argument("--fit", action="store_true", help="search the grid on the fit half and print the values")
+    ap.add_argument("--keyword", action="store_true", help="the keyword mode (--ranker bm25) and its coverage ramp")
     args = ap.parse_args(argv)
     from gmtool.query.ranking import RANKING
 
-    per_lib = {lib.name: features(lib) for lib in args.library}
+    per_lib = {lib.name: features(lib, "bm25" if args.keyword else "hybrid") for lib in args.library}
     rows = [r for part in per_lib.values() for r in part]
-    cfg = fit(rows, RANKING) if args.fit else RANKING
-    keys = ("similarity_low", "similarity_high", "coverage_weight", "ask_min_score")
+    fitter = fit_keyword if args.keyword else fit
+    cfg = fitter(rows, RANKING) if args.fit else RANKING
+    keys = (("coverage_low", "coverage_high", "ask_min_score") if args.keyword
+            else ("similarity_low", "similarity_high", "coverage_weight", "ask_min_score"))
     print(json.dumps({k: getattr(cfg, k) for k in keys}))
     for name, part in [*per_lib.items(), ("pooled", rows)]:
         for half, m in evaluate(part, cfg).items():

@@ -416,6 +416,21 @@ def test_an_off_topic_question_has_no_good_answer(lib: Path, eng: Engine) -> Non
     assert len(eng.ask("blockchain cryptocurrency tax law", min_score=0.0).results) == 10
 
 
+@pytest.mark.parametrize("question", ["how do I file my quarterly VAT return", "symptoms of seasonal allergies in cats",
+                                      "kubernetes pod autoscaling configuration"])
+def test_keyword_mode_has_no_good_answer_to_an_off_topic_question(corpus_lib: Path, question: str) -> None:
+    """Without vectors, the share of the question's words one entry holds is the evidence: a question
+    whose words the books only scatter ("return", "ratio") gets weak rows, not ten confident answers."""
+    res = Engine(corpus_lib).ask(question, ranker="bm25")
+    assert res.mode == "keyword" and res.results == [] and res.weak and res.confidence == 0.0
+
+
+@pytest.mark.parametrize(("question", "title"), [("how do long rests work", "Long Rest"), (FALL, "Falling")])
+def test_keyword_mode_keeps_the_answer_to_a_rules_question(corpus_lib: Path, question: str, title: str) -> None:
+    res = Engine(corpus_lib).ask(question, ranker="bm25")
+    assert res.confidence == 1.0 and title in [h.title for h in res.results[:3]]
+
+
 # --- 10. search first, then embeddings, book by book ----------------------------------------
 
 
