@@ -1014,13 +1014,19 @@ def make_variant_pdf(path) -> Path:
                         "coughs for an hour and cannot speak above a whisper."),
                        ("Swarm of Silkmoths", "A swarm of silkmoths leaves threads on everything it "
                         "crosses, and creatures in its space have their speed halved.")):
-        pdf.set_x(pdf.l_margin + 4)
-        pdf.set_font("helvetica", "B", BODY_SIZE)
-        pdf.write(4.5, name + ". ")
-        pdf.set_font("helvetica", "", BODY_SIZE)
-        pdf.write(4.5, text)
-        pdf.ln(6)
+        _runin_line(pdf, 4, name + ". ", text, 6)
     return _out(pdf, path)
+
+
+def _runin_line(pdf, indent: float, name: str, text: str, advance: float) -> None:
+    """One paragraph at `indent`: a bold run-in name (none when empty), then plain text."""
+    pdf.set_x(pdf.l_margin + indent)
+    if name:
+        pdf.set_font("helvetica", "B", BODY_SIZE)
+        pdf.write(4.5, name)
+    pdf.set_font("helvetica", "", BODY_SIZE)
+    pdf.write(4.5, text)
+    pdf.ln(advance)
 
 
 def make_slanted_wrap_pdf(path) -> Path:
@@ -1038,13 +1044,7 @@ def make_slanted_wrap_pdf(path) -> Path:
         rows += [(8.0 + 12 * k, name, f"HD {k + 4}d8+{k} ({20 + k} hp), AC {14 + k}, Slam +{k + 3}"),
                  (14.0 + 12 * k, "", tail)]
     for x, name, text in rows:
-        pdf.set_x(pdf.l_margin + x)
-        if name:
-            pdf.set_font("helvetica", "B", BODY_SIZE)
-            pdf.write(4.5, name + ": ")
-        pdf.set_font("helvetica", "", BODY_SIZE)
-        pdf.write(4.5, text)
-        pdf.ln(5.5)
+        _runin_line(pdf, x, name + ": " if name else "", text, 5.5)
     return _out(pdf, path)
 
 
