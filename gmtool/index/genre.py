@@ -199,10 +199,11 @@ PROGRESSION_STEPS = 3
 def progression_steps(title: str, kid_titles: list[str]) -> int:
     """Parts that are steps of the entry's own progression: they name it ("Third-Tier Warrior" under
     "Warrior"). A list's level groups ("Tier 2 (Levels 2-4)" under "Weapons") name no one."""
-    if not title or not kid_titles:
-        return 0
+    steps = [k for k in kid_titles if _PROGRESSION.search(k)] if title else []
+    if not steps:
+        return 0  # no title pattern compiled: most entries have no such parts
     own = re.compile(rf"\b{re.escape(title)}\b")
-    return sum(1 for k in kid_titles if own.search(k) and _PROGRESSION.search(k))
+    return sum(1 for k in steps if own.search(k))
 
 
 # An advancement table opening a section: level, experience and hit dice columns, whose hit dice grow

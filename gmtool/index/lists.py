@@ -19,7 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,11 @@ _MEANINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+_NOT_WORD = re.compile(r"[^a-z0-9 ]+")
+
+
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9 ]+", " ", text.lower().replace("’", "'")).strip()
+    return _NOT_WORD.sub(" ", text.lower().replace("’", "'")).strip()
 
 
 def labels_of(body: str) -> frozenset[str]:
@@ -96,12 +99,19 @@ def labels_of(body: str) -> frozenset[str]:
             continue
         for m in _AFTER_LABEL.finditer(line):
             raw = _FIELD_END.split(line[max(0, m.start() - 60) : m.start()])[-1].split()[-3:]
-            if not raw or not all(_LABEL_WORD.match(w) for w in raw):
-                continue
-            words = _norm(" ".join(raw)).split()
-            if words and words[0] not in _STOP and words[-1] not in _STOP:
-                out.add(" ".join(words))
+            label = _label(" ".join(raw)) if raw else None
+            if label is not None:
+                out.add(label)
     return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)  # the same few words come before a value again and again ("Hit Points", "you gain")
+def _label(words: str) -> str | None:
+    """The normalised label that `words` (one to three, space-separated) make, or None when they are no label."""
+    if not all(_LABEL_WORD.match(w) for w in words.split(" ")):
+        return None
+    normed = _norm(words).split()
+    return " ".join(normed) if normed and normed[0] not in _STOP and normed[-1] not in _STOP else None
 
 
 @cache
