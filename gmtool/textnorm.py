@@ -18,7 +18,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 
-__all__ = ["STOPWORDS", "content_tokens", "normalize", "shown_name", "slugify", "stem", "tokenize", "walk_strings"]
+__all__ = ["STOPWORDS", "content_tokens", "folded_has", "normalize", "shown_name", "slugify", "stem", "tokenize",
+           "walk_strings"]
 
 # --- normalize -------------------------------------------------------------------------
 
@@ -65,6 +66,18 @@ def normalize(s: str) -> str:
     if "--" in s:
         s = _DASH_RUN.sub("-", s)
     return " ".join(s.split())  # str.split() splits on every Unicode space, NBSP included
+
+
+def folded_has(text: str, *words: str) -> bool:
+    """Whether `text` holds one of `words` (lower-case ASCII letters and spaces) whatever its case, as
+    re.IGNORECASE compares: an exact and cheap pre-test before an IGNORECASE search whose every match
+    holds one of the words (folding a text costs a fraction of searching it). str.casefold folds every
+    character re.IGNORECASE matches an ASCII letter with to that letter, save the Turkish dotted and
+    dotless i, folded to "i" here."""
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = folded.replace("\u0131", "i").replace("\u0307", "")
+    return any(w in folded for w in words)
 
 
 # --- stemming --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gmtool.index import genre, lists
+from gmtool.textnorm import folded_has
 from gmtool.types import Document, Entry
 
 _SCHOOLS = r"(abjuration|conjuration|divination|enchantment|evocation|illusion|necromancy|transmutation)"
@@ -202,13 +203,14 @@ def has_stat_block(body: str, head: list[str]) -> bool:
     if any(STAT_TYPE_LINE.match(line) for line in head[:3]):
         return True
     top = body[:1500]
-    return bool(_AC.search(top) and (_HP.search(top) or _HD.search(top)) and _CR.search(body[:3000]))
+    return bool(folded_has(top, "armo") and _AC.search(top) and (_HP.search(top) or _HD.search(top))
+                and _CR.search(body[:3000]))
 
 
 def has_old_school_stats(body: str) -> bool:
     """Basic-Fantasy style: Armor Class, Hit Dice, No. of Attacks / Morale / Save As."""
     top = body[:1500]
-    return bool(_AC.search(top) and _HD.search(top) and _OLD_STATS.search(top))
+    return bool(folded_has(top, "armo") and _AC.search(top) and _HD.search(top) and _OLD_STATS.search(top))
 
 
 def has_spell_fields(head: list[str]) -> bool:
@@ -322,10 +324,11 @@ def _kids_type(nodes: list[_Node], node: _Node) -> str | None:
         return "class"
     # SRD 5.2: a "Core <Class> Traits" table right under the class heading
     if (
-        _CLASS_TABLE.search(body[:1500])
-        and _CLASS_TABLE2.search(body[:1500])
-        and node.children
+        node.children
         and _under(nodes, node, CLASS_CTX, 2)
+        and folded_has(body[:1500], "hit ")
+        and _CLASS_TABLE.search(body[:1500])
+        and _CLASS_TABLE2.search(body[:1500])
     ):
         return "class"
     return None
@@ -393,7 +396,8 @@ def _section_type(nodes: list[_Node], node: _Node) -> str | None:
     if _under(nodes, node, BACKGROUND_CTX, 3) and not _is_structural(t) and _SKILL_PROF.search(body):
         return "background"
     if (
-        _SKILL_PROF.search(body[:1500])
+        folded_has(body[:1500], "skill proficiencies")
+        and _SKILL_PROF.search(body[:1500])
         and _EQUIPMENT.search(body)
         and _ORIGIN_FIELDS.search(body)
         and not _is_structural(t)
@@ -531,7 +535,8 @@ def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
     named = e.origin in genre.NAME_ORIGINS
     if not named and len(t.split()) <= 3:  # before stat shape: a class states hit points too
         kids = [nodes[c] for c in node.children]
-        if genre.class_shape(t, e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
+        heads = [k.entry.body[:300] for k in kids[:genre.CLASS_KID_HEADS]]
+        if genre.class_shape(t, e.body, [k.title for k in kids], heads):
             return "class"
     tags = " ".join(e.tags or [])
     if genre.context_of(t) is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):

@@ -85,14 +85,8 @@ def fields_agree(a: dict | None, b: dict | None) -> bool:
 # "This work includes material taken from the System Reference Document 5.1 ("SRD 5.1")": an SRD
 # names its game's edition in its licence, and a copy of it keeps the licence.
 _EDITION = re.compile(r"(?:system reference document|\bsrd)[ \t]*v?(\d+\.\d+)\b", re.IGNORECASE)
-# Every _EDITION match holds one of these, case-folded: str.casefold folds each letter re.IGNORECASE
-# matches them with (the long s too), so a text holding neither is not searched (most of a book's texts).
+# Every _EDITION match holds one of these: a text holding neither is not searched (most of a book's texts).
 _EDITION_WORDS = ("srd", "system reference document")
-
-
-def _may_name_edition(text: str) -> bool:
-    folded = text.casefold()
-    return any(w in folded for w in _EDITION_WORDS)
 
 
 def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
@@ -100,9 +94,11 @@ def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
     often ("srd 5.1"), else the book's title as printed (a reprint, or the same book as PDF and as
     Markdown, carries it), else its own id: a book whose system is unknown is its own system.
     Copies fold only within one system: another game's Goblin is not this one's."""
+    from gmtool.textnorm import folded_has
+
     seen: dict[str, int] = {}
     for text in (title, *texts):
-        if not _may_name_edition(text):
+        if not folded_has(text, *_EDITION_WORDS):
             continue
         for m in _EDITION.finditer(text):
             seen[m.group(1)] = seen.get(m.group(1), 0) + 1
