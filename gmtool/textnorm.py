@@ -155,6 +155,8 @@ _STEM_CACHE = _StemCache()
 _WORD = re.compile(r"[^\W_]+")
 # ASCII fast path: bytes.translate maps every non-alphanumeric byte to a space (C speed).
 _ASCII_SPLIT = bytes(c if chr(c).isalnum() and c < 128 else 32 for c in range(256))
+# The same, lower-casing the letters too: on ASCII text, all `normalize` does that changes a token.
+_ASCII_LOWER_SPLIT = bytes(ord(chr(c).lower()) if chr(c).isalnum() and c < 128 else 32 for c in range(256))
 
 STOPWORDS = frozenset(
     """a an and are as at be but by can could do does did for from had has have how i if in
@@ -166,6 +168,8 @@ STOPWORDS = frozenset(
 
 def _split(s: str) -> list[str]:
     """normalize and split on non-alphanumerics (apostrophes are deleted: dragon's -> dragons)."""
+    if s.isascii():  # normalize would lower-case it, fold dash runs and spaces: the split sees only the first
+        return s.encode("ascii").translate(_ASCII_LOWER_SPLIT, b"'").decode("ascii").split()
     s = normalize(s)
     if s.isascii():
         return s.encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()

@@ -163,6 +163,23 @@ def test_folded_has_finds_every_character_ignorecase_matches():
     assert not folded_has("a plain sentence", "armo", "hit")
 
 
+ASCII_SAMPLES = ["Half-Elves' 1st d20", "HIT  POINTS\t12 (3d8)", "a--b---c", "snake_case_name and CamelCase", "",
+                 "  spaced\x1c\x1fout  ", "Dragon's breath: 60-foot cone; DC 15!", "x" * 3 + "'" * 3 + "_"]
+
+
+@pytest.mark.parametrize("text", ASCII_SAMPLES)
+def test_ascii_fast_paths_give_what_normalize_then_split_gives(text):
+    """tokenize and copies.words_of skip `normalize` on ASCII text: their words must not change."""
+    import re
+
+    from gmtool.rank.copies import words_of
+    from gmtool.textnorm import _ASCII_SPLIT, _split
+
+    slow = normalize(text).encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()
+    assert _split(text) == slow
+    assert words_of(text) == re.findall(r"\w+", normalize(text))
+
+
 def test_import_is_cheap():
     code = (
         "import sys, gmtool.textnorm; print(sorted(m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules))"
