@@ -176,7 +176,13 @@ def _clusters(
         return " ".join(words_of(s[: COMPARE_CHARS + 100]))
 
     norm = {i: words(texts[i]) for i in members}
-    own = {i: words(bodies[i]) for i in members} if bodies else {}
+    owns: dict[int, str] = {}  # the entries' own texts' words, read when first compared (many never are)
+
+    def own(i: int) -> str:
+        if i not in owns:
+            assert bodies is not None
+            owns[i] = words(bodies[i])
+        return owns[i]
 
     bags: dict[int, set[str]] = {}
 
@@ -189,7 +195,7 @@ def _clusters(
     def alike(i: int, j: int) -> bool:
         if fields is not None and not fields_agree(fields[i], fields[j]):
             return False
-        if own and min(len(own[i]), len(own[j])) >= MIN_EVIDENCE and same_text(own[i], own[j]):
+        if bodies and min(len(own(i)), len(own(j))) >= MIN_EVIDENCE and same_text(own(i), own(j)):
             return True
         if same_text(norm[i], norm[j]):
             return True

@@ -187,7 +187,7 @@ def _find_headings(lines: list[str], start: int) -> tuple[list[_Heading], int, i
     headings: list[_Heading] = []
     dropped, stop = 0, len(lines)
     fence: str | None = None
-    prev_para = False  # the previous line is paragraph text that a setext underline could promote
+    after_text = False  # the previous line is no fence, code or heading: it may be a paragraph's
     last_level = 0  # of the last real heading: a name box sits one below it
     for i in range(start, len(lines)):
         line = lines[i]
@@ -196,29 +196,36 @@ def _find_headings(lines: list[str], start: int) -> tuple[list[_Heading], int, i
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
                 fence = None
-            prev_para = False
+            after_text = False
             continue
         if m:
             fence = m.group(1)
-            prev_para = False
+            after_text = False
             continue
-        h = _heading_at(lines, i, start, prev_para, last_level, headings) if marked else None
+        h = None
+        if marked:  # a setext underline promotes the paragraph line above it: asked only here
+            h = _heading_at(lines, i, start, after_text and _para_line(lines[i - 1]), last_level, headings)
         if h is not None and len(headings) >= MAX_ENTRIES:
             dropped, stop = dropped + 1, min(stop, h.idx)
         elif h is not None:
             headings.append(h)
             if not h.box:
                 last_level = h.level
-            prev_para = False
+            after_text = False
             continue
-        stripped = line.strip()
-        prev_para = (
-            bool(stripped)
-            and not stripped.startswith(("|", ">", "<", "-", "*", "+", "{{"))
-            and not _ORDERED_ITEM.match(stripped)
-            and not line.startswith(("    ", "\t"))
-        )
+        after_text = True
     return headings, dropped, stop
+
+
+def _para_line(line: str) -> bool:
+    """Paragraph text, which a setext underline on the next line could promote to a heading."""
+    stripped = line.strip()
+    return (
+        bool(stripped)
+        and not stripped.startswith(("|", ">", "<", "-", "*", "+", "{{"))
+        and not _ORDERED_ITEM.match(stripped)
+        and not line.startswith(("    ", "\t"))
+    )
 
 
 def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx: int, preamble: str,
