@@ -18,7 +18,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 
-__all__ = ["STOPWORDS", "content_tokens", "normalize", "shown_name", "slugify", "stem", "tokenize", "walk_strings"]
+__all__ = ["STOPWORDS", "content_tokens", "folded_has", "normalize", "shown_name", "slugify", "stem", "tokenize",
+           "walk_strings"]
 
 # --- normalize -------------------------------------------------------------------------
 
@@ -65,6 +66,18 @@ def normalize(s: str) -> str:
     if "--" in s:
         s = _DASH_RUN.sub("-", s)
     return " ".join(s.split())  # str.split() splits on every Unicode space, NBSP included
+
+
+def folded_has(text: str, *words: str) -> bool:
+    """Whether `text` holds one of `words` (lower-case ASCII letters and spaces) whatever its case, as
+    re.IGNORECASE compares: an exact and cheap pre-test before an IGNORECASE search whose every match
+    holds one of the words (folding a text costs a fraction of searching it). str.casefold folds every
+    character re.IGNORECASE matches an ASCII letter with to that letter, save the Turkish dotted and
+    dotless i, folded to "i" here."""
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = folded.replace("\u0131", "i").replace("\u0307", "")
+    return any(w in folded for w in words)
 
 
 # --- stemming --------------------------------------------------------------------------
@@ -142,6 +155,8 @@ _STEM_CACHE = _StemCache()
 _WORD = re.compile(r"[^\W_]+")
 # ASCII fast path: bytes.translate maps every non-alphanumeric byte to a space (C speed).
 _ASCII_SPLIT = bytes(c if chr(c).isalnum() and c < 128 else 32 for c in range(256))
+# The same, lower-casing the letters too: on ASCII text, all `normalize` does that changes a token.
+_ASCII_LOWER_SPLIT = bytes(ord(chr(c).lower()) if chr(c).isalnum() and c < 128 else 32 for c in range(256))
 
 STOPWORDS = frozenset(
     """a an and are as at be but by can could do does did for from had has have how i if in
@@ -153,6 +168,8 @@ STOPWORDS = frozenset(
 
 def _split(s: str) -> list[str]:
     """normalize and split on non-alphanumerics (apostrophes are deleted: dragon's -> dragons)."""
+    if s.isascii():  # normalize would lower-case it, fold dash runs and spaces: the split sees only the first
+        return s.encode("ascii").translate(_ASCII_LOWER_SPLIT, b"'").decode("ascii").split()
     s = normalize(s)
     if s.isascii():
         return s.encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()

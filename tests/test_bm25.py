@@ -324,3 +324,58 @@ def test_load_and_query_need_no_scipy(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split(" ", 1)[1].strip() == "[]"
+
+
+def _scipy_layout(fields: dict[str, list[str]], weights: dict[str, float], dtype: type) -> tuple[np.ndarray, ...]:
+    """The matrix as gmtool built it with scipy.sparse before it built it with numpy alone: the reference."""
+    sp = pytest.importorskip("scipy.sparse")
+    n_docs = len(next(iter(fields.values())))
+    vocab: dict[str, int] = {}
+    total = None
+    mats = []
+    for name, texts in fields.items():
+        toks = [tokenize(t) for t in texts]
+        pairs: dict[tuple[int, int], float] = {}
+        for d, ts in enumerate(toks):
+            for t in ts:
+                key = (d, vocab.setdefault(t, len(vocab)))
+                pairs[key] = pairs.get(key, 0.0) + 1.0
+        mats.append((weights.get(name, 1.0), pairs, np.array([len(ts) for ts in toks], dtype=np.float64)))
+    for w, pairs, doc_len in mats:
+        rows = np.array([k[0] for k in pairs], dtype=np.int64)
+        cols = np.array([k[1] for k in pairs], dtype=np.int64)
+        tf = sp.csr_matrix((np.array(list(pairs.values())), (rows, cols)), shape=(n_docs, len(vocab)))
+        tf.sum_duplicates()
+        df = np.bincount(tf.indices, minlength=len(vocab))
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        norm = BM25Index.k1 * (1 - BM25Index.b + BM25Index.b * doc_len[np.repeat(np.arange(n_docs), np.diff(tf.indptr))]
+                               / (doc_len.sum() / n_docs))
+        tf.data = idf[tf.indices] * (tf.data * (BM25Index.k1 + 1) / (tf.data + norm))
+        part = w * tf.tocsc()
+        total = part if total is None else total + part
+    total = sp.csc_matrix(total, dtype=dtype)
+    total.eliminate_zeros()
+    total.sort_indices()
+    return total.data, total.indices, total.indptr
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matrix_is_laid_out_as_scipy_built_it(corpus, dtype):
+    """Built without scipy, the saved arrays stay the very ones scipy.sparse gave (bit for bit)."""
+    titles, bodies = corpus
+    fields = {"title": titles, "body": bodies, "lead": [b[:80] for b in bodies]}
+    weights = {"title": 3.0, "lead": 0.7}
+    m = BM25Index.build(fields, weights, dtype=dtype).matrix
+    for ours, ref in zip((m.data, m.indices, m.indptr), _scipy_layout(fields, weights, dtype), strict=True):
+        assert ours.dtype == ref.dtype and ours.tobytes() == ref.tobytes()
+
+
+def test_title_matrix_is_laid_out_as_scipy_built_it(corpus):
+    sp = pytest.importorskip("scipy.sparse")
+    titles, _ = corpus
+    m = TitleMatcher.build(titles).matrix
+    ref = sp.csc_matrix((m.data, m.indices, m.indptr), shape=m.shape).tocoo()
+    rebuilt = sp.csc_matrix((ref.data, (ref.row, ref.col)), shape=m.shape)  # from its entries, as it was built
+    rebuilt.sort_indices()
+    for ours, theirs in zip((m.data, m.indices, m.indptr), (rebuilt.data, rebuilt.indices, rebuilt.indptr), strict=True):
+        assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()

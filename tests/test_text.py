@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gmtool.textnorm import STOPWORDS, content_tokens, normalize, slugify, stem, tokenize
+from gmtool.textnorm import STOPWORDS, content_tokens, folded_has, normalize, slugify, stem, tokenize
 
 # SRD 5.1 stores each in-word hyphen as "-" + soft hyphen + hyphen + non-breaking hyphen.
 SRD_HYPHEN = "-\u00ad\u2010\u2011"
@@ -146,6 +146,38 @@ def test_slugify():
     assert slugify("--Fire__Ball!!") == "fire-ball"
     assert slugify("漢字") == ""
     assert slugify("Chapter 5: Equipment") == "chapter-5-equipment"
+
+
+def test_folded_has_finds_every_character_ignorecase_matches():
+    """folded_has is a pre-test before IGNORECASE searches: it must never say no where the search would match."""
+    import re
+    import string
+
+    any_letter = re.compile("[a-z]", re.IGNORECASE)
+    twins = [chr(c) for c in range(sys.maxunicode + 1) if any_letter.fullmatch(chr(c))]  # "K" (Kelvin), "ſ", "İ", "ı"
+    for ch in twins:
+        letter = next(x for x in string.ascii_lowercase if re.fullmatch(x, ch, re.IGNORECASE))
+        assert folded_has(f"x{ch}x", letter), (letter, hex(ord(ch)))
+    assert folded_has("ARMOR CLASS 15", "armo")
+    assert folded_has("HİT POINTS", "hit") and folded_has("hıt points", "hit")
+    assert not folded_has("a plain sentence", "armo", "hit")
+
+
+ASCII_SAMPLES = ["Half-Elves' 1st d20", "HIT  POINTS\t12 (3d8)", "a--b---c", "snake_case_name and CamelCase", "",
+                 "  spaced\x1c\x1fout  ", "Dragon's breath: 60-foot cone; DC 15!", "x" * 3 + "'" * 3 + "_"]
+
+
+@pytest.mark.parametrize("text", ASCII_SAMPLES)
+def test_ascii_fast_paths_give_what_normalize_then_split_gives(text):
+    """tokenize and copies.words_of skip `normalize` on ASCII text: their words must not change."""
+    import re
+
+    from gmtool.rank.copies import words_of
+    from gmtool.textnorm import _ASCII_SPLIT, _split
+
+    slow = normalize(text).encode("ascii").translate(_ASCII_SPLIT, b"'").decode("ascii").split()
+    assert _split(text) == slow
+    assert words_of(text) == re.findall(r"\w+", normalize(text))
 
 
 def test_import_is_cheap():

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from gmtool.index import genre, lists
+from gmtool.textnorm import folded_has
 from gmtool.types import Document, Entry
 
 _SCHOOLS = r"(abjuration|conjuration|divination|enchantment|evocation|illusion|necromancy|transmutation)"
@@ -63,6 +66,7 @@ _CHOICE_FEATURE = re.compile(
     r"|\byour (archetype )?choice grants\b",
     re.IGNORECASE,
 )
+_SUBCLASS_HEADING = re.compile(r"^[a-z]+ subclass \w")
 _SUBCLASS_BODY = re.compile(
     r"\b(archetype|your choice|when you (choose|join|adopt|take)|subclass)\b", re.IGNORECASE
 )
@@ -123,8 +127,12 @@ STRUCTURAL_TITLES = re.compile(
 )
 
 
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_BULLET = re.compile(r"^[-•·▪*+]\s+")
+
+
 def norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
 def first_lines(body: str, n: int = 6) -> list[str]:
@@ -132,7 +140,7 @@ def first_lines(body: str, n: int = 6) -> list[str]:
     out: list[str] = []
     for line in body.split("\n"):
         s = line.strip().strip("*_").strip()
-        s = re.sub(r"^[-•·▪*+]\s+", "", s).strip("*_ ")
+        s = _BULLET.sub("", s).strip("*_ ")
         if s:
             out.append(s)
             if len(out) >= n:
@@ -148,16 +156,38 @@ class _Node:
     children: list[int] = field(default_factory=list)
     ancestors: list[int] = field(default_factory=list)  # nearest first
     head: list[str] = field(default_factory=list)
+    up: int = -1  # the nearest entry before this one at its level or above (-1: none)
+    # What the entry's own text and titles say, whatever the types around it: worked out once, though
+    # the typing passes ask it again and again (see _memo).
+    memo: dict[str, Any] = field(default_factory=dict)
+
+
+_T = TypeVar("_T")
+
+
+def _memo(node: _Node, key: str, compute: Callable[[], _T]) -> _T:
+    """`compute()`, once per node and key. Only for facts of the entry's own text, titles and children's
+    text, never its types: classify asks the same of every node in up to four passes."""
+    try:
+        return node.memo[key]
+    except KeyError:
+        value = node.memo[key] = compute()
+        return value
 
 
 def _tree(entries: list[Entry]) -> list[_Node]:
     nodes = [_Node(e, i, norm(e.title)) for i, e in enumerate(entries)]
+    above: list[int] = []  # the earlier entries that can still be a later one's `up`, shallowest first
     for node in nodes:
         p = node.entry.parent
         if p is not None and 0 <= p < len(nodes) and p != node.index:
             nodes[p].children.append(node.index)
             node.ancestors = [p, *nodes[p].ancestors] if p < node.index else [p]
         node.head = first_lines(node.entry.body)
+        while above and nodes[above[-1]].entry.level > node.entry.level:
+            above.pop()
+        node.up = above[-1] if above else -1
+        above.append(node.index)
     return nodes
 
 
@@ -173,13 +203,14 @@ def has_stat_block(body: str, head: list[str]) -> bool:
     if any(STAT_TYPE_LINE.match(line) for line in head[:3]):
         return True
     top = body[:1500]
-    return bool(_AC.search(top) and (_HP.search(top) or _HD.search(top)) and _CR.search(body[:3000]))
+    return bool(folded_has(top, "armo") and _AC.search(top) and (_HP.search(top) or _HD.search(top))
+                and _CR.search(body[:3000]))
 
 
 def has_old_school_stats(body: str) -> bool:
     """Basic-Fantasy style: Armor Class, Hit Dice, No. of Attacks / Morale / Save As."""
     top = body[:1500]
-    return bool(_AC.search(top) and _HD.search(top) and _OLD_STATS.search(top))
+    return bool(folded_has(top, "armo") and _AC.search(top) and _HD.search(top) and _OLD_STATS.search(top))
 
 
 def has_spell_fields(head: list[str]) -> bool:
@@ -225,6 +256,15 @@ def _classify_one(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
 
 def _by_own_lines(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
     """1. Explicit tags ("Blinded [Condition]") and the body's first lines."""
+    got = _memo(node, "own", lambda: _own_lines_type(node))
+    if got == "monster" and any(types[a] == "monster" for a in node.ancestors[:2]):
+        return None  # a stat block inside a monster's is one of its forms
+    return got
+
+
+def _own_lines_type(node: _Node) -> str | None:
+    """What the entry's tag and first lines say it is; a monster's stat block counts only outside another
+    monster (_by_own_lines checks that)."""
     e, t, head, body = node.entry, node.title, node.head, node.entry.body
     if e.title.rstrip().lower().endswith("[condition]"):
         return "condition"
@@ -238,29 +278,16 @@ def _by_own_lines(nodes: list[_Node], node: _Node, types: list[str | None]) -> s
         return "feat"
     shouting = e.title.isupper()  # running headers ("SPELLS", "BASIC FANTASY RPG") are not entities
     stat = has_stat_block(body, head) or (has_old_school_stats(body) and not shouting)
-    if stat and not _is_structural(t) and not any(types[a] == "monster" for a in node.ancestors[:2]):
-        return "monster"
-    return None
+    return "monster" if stat and not _is_structural(t) else None
 
 
 def _by_children(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
     """2. Children that only entities have, and the family a variant belongs to."""
-    t, body = node.title, node.entry.body
+    t = node.title
     parent = nodes[node.ancestors[0]] if node.ancestors else None
-    kid_titles = [nodes[c].title for c in node.children]
-    if len(t.split()) <= 3 and not _is_structural(t):
-        if any(k == t + " traits" for k in kid_titles):
-            return "race"
-        if any(k in ("class features", t + " class features") for k in kid_titles[:3]):
-            return "class"
-        # SRD 5.2: a "Core <Class> Traits" table right under the class heading
-        if (
-            _CLASS_TABLE.search(body[:1500])
-            and _CLASS_TABLE2.search(body[:1500])
-            and node.children
-            and _under(nodes, node, CLASS_CTX, 2)
-        ):
-            return "class"
+    by_kids = _memo(node, "kids", lambda: _kids_type(nodes, node))
+    if by_kids is not None:
+        return by_kids
     family = next((nodes[a] for a in node.ancestors[:2] if types[a] == "monster"), None)
     if family is None and parent is not None and parent.title.startswith("variant"):
         sib = _previous_sibling(nodes, parent)  # "Variant: Insect Swarms" right after "Swarm of Insects"
@@ -285,15 +312,61 @@ def _by_children(nodes: list[_Node], node: _Node, types: list[str | None]) -> st
     return None
 
 
+def _kids_type(nodes: list[_Node], node: _Node) -> str | None:
+    """A race by its "<Race> Traits" child, a class by its "Class Features" child or its class table."""
+    t, body = node.title, node.entry.body
+    if len(t.split()) > 3 or _is_structural(t):
+        return None
+    kid_titles = [nodes[c].title for c in node.children]
+    if any(k == t + " traits" for k in kid_titles):
+        return "race"
+    if any(k in ("class features", t + " class features") for k in kid_titles[:3]):
+        return "class"
+    # SRD 5.2: a "Core <Class> Traits" table right under the class heading
+    if (
+        node.children
+        and _under(nodes, node, CLASS_CTX, 2)
+        and folded_has(body[:1500], "hit ")
+        and _CLASS_TABLE.search(body[:1500])
+        and _CLASS_TABLE2.search(body[:1500])
+    ):
+        return "class"
+    return None
+
+
 def _by_sections(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
     """3. Enclosing sections (a conditions list, a spells chapter) with the body's evidence."""
-    t, head, body = node.title, node.head, node.entry.body
-    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    if _in_conditions(nodes, node, types):
+        return "condition"
+    by_section = _memo(node, "sections", lambda: _section_type(nodes, node))
+    if by_section is not None:
+        return by_section
+    t, body = node.title, node.entry.body
+    # subraces: a section below a race (or its traits) that grants its own ability increase
+    race_anc = next((a for a in node.ancestors[:3] if types[a] == "race"), None)
     if (
+        race_anc is not None
+        and not _is_structural(t)
+        and not t.startswith(nodes[race_anc].title + " ")
+        and _ASI.search(body)
+    ):
+        return "race"
+    if race_anc is None and _memo(node, "race", lambda: _race_fields(nodes, node)):
+        return "race"
+    if _is_subclass(nodes, node, types):
+        return "subclass"
+    return None
+
+
+def _in_conditions(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
+    """A short entry in a conditions list (or mis-nested below one of its conditions)."""
+    t = node.title
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    return (
         parent is not None
         and len(t.split()) <= 2
         and "condition" not in t
-        and (
+        and bool(
             CONDITION_CTX.search(parent.title)
             # a mis-nested one ("Exhaustion" below "Deafened") still sits in the conditions list
             or (
@@ -302,8 +375,13 @@ def _by_sections(nodes: list[_Node], node: _Node, types: list[str | None]) -> st
                 and CONDITION_CTX.search(nodes[node.ancestors[1]].title)
             )
         )
-    ):
-        return "condition"
+    )
+
+
+def _section_type(nodes: list[_Node], node: _Node) -> str | None:
+    """What an enclosing spells, items, monsters, backgrounds or feats section and the body's own
+    fields say together; the body's fields alone for a background."""
+    t, head, body = node.title, node.head, node.entry.body
     if _under(nodes, node, SPELL_CTX, 3) and _CASTING_TIME.search(body[:600]):
         return "spell"
     if _under(nodes, node, ITEM_CTX, 3) and any(ITEM_LINE.match(x) for x in head[:4]):
@@ -318,7 +396,8 @@ def _by_sections(nodes: list[_Node], node: _Node, types: list[str | None]) -> st
     if _under(nodes, node, BACKGROUND_CTX, 3) and not _is_structural(t) and _SKILL_PROF.search(body):
         return "background"
     if (
-        _SKILL_PROF.search(body[:1500])
+        folded_has(body[:1500], "skill proficiencies")
+        and _SKILL_PROF.search(body[:1500])
         and _EQUIPMENT.search(body)
         and _ORIGIN_FIELDS.search(body)
         and not _is_structural(t)
@@ -331,38 +410,28 @@ def _by_sections(nodes: list[_Node], node: _Node, types: list[str | None]) -> st
         and (_PREREQ.match(head[0]) or _BENEFITS.search(body[:800]))
     ):
         return "feat"
-    # subraces: a section below a race (or its traits) that grants its own ability increase
-    race_anc = next((a for a in node.ancestors[:3] if types[a] == "race"), None)
-    if (
-        race_anc is not None
-        and not _is_structural(t)
-        and not t.startswith(nodes[race_anc].title + " ")
-        and _ASI.search(body)
-    ):
-        return "race"
-    if (
-        race_anc is None
-        and _under(nodes, node, RACE_CTX, 2)
-        and not _is_structural(t)
+    return None
+
+
+def _race_fields(nodes: list[_Node], node: _Node) -> bool:
+    """In a races chapter, with the creature type and speed a species entry states."""
+    body = node.entry.body
+    return bool(
+        _under(nodes, node, RACE_CTX, 2)
+        and not _is_structural(node.title)
         and _CREATURE_TYPE.search(body[:400])
         and _SPEED.search(body[:600])
-    ):
-        return "race"
-    if _is_subclass(nodes, node, types):
-        return "subclass"
-    return None
+    )
 
 
 def _in_class_area(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     if any(types[a] == "class" for a in node.ancestors):
         return True
-    if _under(nodes, node, CLASS_CTX):
+    if _memo(node, "class_ctx", lambda: _under(nodes, node, CLASS_CTX)):
         return True
     # containers such as "Barbarian Paths" sit beside their class rather than inside it
     for a in node.ancestors[:2]:
-        prev = a - 1
-        while prev >= 0 and nodes[prev].entry.level > nodes[a].entry.level:
-            prev -= 1
+        prev = nodes[a].up
         if prev >= 0 and types[prev] == "class":
             return True
     return False
@@ -370,22 +439,37 @@ def _in_class_area(nodes: list[_Node], node: _Node, types: list[str | None]) -> 
 
 def _is_subclass(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     t = node.title
-    if re.match(r"^[a-z]+ subclass \w", t):  # SRD 5.2: "Barbarian Subclass: Path of the Berserker"
-        return True
-    if _is_structural(t) or len(t.split()) > 6:
-        return False
+    by_title = _memo(node, "sub_title", lambda: _subclass_by_title(t))
+    if by_title is not None:
+        return by_title
     parent = nodes[node.ancestors[0]] if node.ancestors else None
     if parent is None or not _in_class_area(nodes, node, types):
         return False
     if any(types[a] == "class" and t in ("the " + nodes[a].title, nodes[a].title) for a in node.ancestors):
         return False  # "The Fighter": the class table, not an archetype
-    text = node.entry.body[:3000] + " " + " ".join(nodes[c].entry.body[:400] for c in node.children[:8])
-    levelled = bool(_LEVEL_WORDS.search(text) or _SUBCLASS_BODY.search(text))
-    if _CHOICE_FEATURE.search(node.entry.body[:400]):
+    levelled, choice = _memo(node, "sub_text", lambda: _subclass_text(nodes, node))
+    if choice:
         return False  # the class feature that makes you pick one ("Divine Domain"), not a subclass
     if SUBCLASS_CTX.search(parent.title) and types[parent.index] is None and levelled:
         return True
     return bool(SUBCLASS_TITLE.search(t)) and levelled and bool(node.children or len(node.entry.body) > 400)
+
+
+def _subclass_by_title(t: str) -> bool | None:
+    """True: the title names a subclass ("Barbarian Subclass: ..."); False: it cannot be one; None: ask on."""
+    if _SUBCLASS_HEADING.match(t):  # SRD 5.2: "Barbarian Subclass: Path of the Berserker"
+        return True
+    if _is_structural(t) or len(t.split()) > 6:
+        return False
+    return None
+
+
+def _subclass_text(nodes: list[_Node], node: _Node) -> tuple[bool, bool]:
+    """Whether the entry's text (and its first children's) speaks of levels or of choosing a subclass, and
+    whether its opening makes you choose one (the class feature, not a subclass)."""
+    text = node.entry.body[:3000] + " " + " ".join(nodes[c].entry.body[:400] for c in node.children[:8])
+    levelled = bool(_LEVEL_WORDS.search(text) or _SUBCLASS_BODY.search(text))
+    return levelled, bool(_CHOICE_FEATURE.search(node.entry.body[:400]))
 
 
 def _row_header(nodes: list[_Node], node: _Node) -> str | None:
@@ -411,15 +495,26 @@ def _row_header(nodes: list[_Node], node: _Node) -> str | None:
     return None
 
 
+def _header_type(nodes: list[_Node], node: _Node) -> str | None:
+    """The type the column header above a table row names."""
+    header = _row_header(nodes, node)
+    return genre.header_type(header) if header is not None else None
+
+
+def _bought(node: _Node) -> bool:
+    """The section's text says its entries are bought when levelling up (a list of feat-like options)."""
+    return _memo(node, "bought", lambda: genre.bought_at_level_up(node.entry.body))
+
+
 def _context(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
     """What the entry's table header or nearest listing section says it is."""
-    header = _row_header(nodes, node)
-    if header is not None and (by_header := genre.header_type(header)) is not None:
+    by_header = _memo(node, "header", lambda: _header_type(nodes, node))
+    if by_header is not None:
         return by_header
     for a in node.ancestors[:3]:
         title = nodes[a].title
         ctx = genre.context_of(title)
-        if ctx is None and genre.bought_at_level_up(nodes[a].entry.body):
+        if ctx is None and _bought(nodes[a]):
             ctx = "feat"
         if ctx is not None:
             return ctx
@@ -428,25 +523,42 @@ def _context(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | 
     return None
 
 
-def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
-    """Other systems' entries: stat-block shape first, then the listing they sit in."""
+_NOT_AN_ENTITY = "-"  # _genre_shape: a title no entity has (structural, a level label, a sentence)
+
+
+def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
+    """Other systems' entries by their own shape: a class, a stat block, a condition; _NOT_AN_ENTITY
+    for a title that no entity has; None when the shape says nothing (the listing may)."""
     e, t = node.entry, node.title
     if not t or _is_structural(t) or genre.is_level_label(t) or len(t.split()) > 6:
-        return None
-    if any(types[a] == "monster" for a in node.ancestors[:2]):
-        return None  # an attack or move line inside a stat block
+        return _NOT_AN_ENTITY
     named = e.origin in genre.NAME_ORIGINS
-    leaf = not node.children
-    own = genre.context_of(t)
-    tags = " ".join(e.tags or [])
     if not named and len(t.split()) <= 3:  # before stat shape: a class states hit points too
         kids = [nodes[c] for c in node.children]
-        if genre.class_shape(t, e.body, [k.title for k in kids], [k.entry.body[:300] for k in kids]):
+        heads = [k.entry.body[:300] for k in kids[:genre.CLASS_KID_HEADS]]
+        if genre.class_shape(t, e.body, [k.title for k in kids], heads):
             return "class"
-    if own is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
+    tags = " ".join(e.tags or [])
+    if genre.context_of(t) is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
         return "monster"
     if genre.describes_state(t, e.body):
         return "condition"
+    return None
+
+
+def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:
+    """Other systems' entries: stat-block shape first, then the listing they sit in."""
+    e, t = node.entry, node.title
+    shape = _memo(node, "shape", lambda: _genre_shape(nodes, node))
+    if shape is _NOT_AN_ENTITY:
+        return None
+    if any(types[a] == "monster" for a in node.ancestors[:2]):
+        return None  # an attack or move line inside a stat block
+    if shape is not None:
+        return shape
+    named = e.origin in genre.NAME_ORIGINS
+    leaf = not node.children
+    own = genre.context_of(t)
     ctx = _context(nodes, node, types)
     if ctx is None or (own == ctx and not named):
         return None  # a heading naming a list of such things ("Weapons" in "Equipment"), not one
@@ -454,9 +566,7 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     # Headings are typed only directly under their listing section; deeper down sit the parts
     # of one ("Feat" inside a background). Names (run-ins, rows) may sit a level or two deeper.
     parent = nodes[node.ancestors[0]] if node.ancestors else None
-    direct = parent is not None and (
-        genre.context_of(parent.title) == ctx or (ctx == "feat" and genre.bought_at_level_up(parent.entry.body))
-    )
+    direct = parent is not None and (genre.context_of(parent.title) == ctx or (ctx == "feat" and _bought(parent)))
     if not (named or direct):
         return None
     if ctx == "spell":

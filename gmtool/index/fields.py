@@ -34,16 +34,24 @@ _HTML_TAG = re.compile(r"<[^>]+>")
 _EMPHASIS = re.compile(r"(?<!\w)[*_]+|[*_]+(?!\w)")
 _MARKUP = re.compile(r"[\[<*_]")
 _BULLET = re.compile(r"^(?:[-+•>]\s+)+")
+_BULLETS = ("-", "+", "•", ">")  # what _BULLET's lines open with
 
 
 def _clean_line(line: str) -> str:
-    line = _HYPHEN_RUN.sub("-", line).translate(_HYPHENS)
+    # Each pass only where it can change something: the hyphen variants and the odd spaces are not
+    # ASCII, an ASCII space run needs two spaces or a tab, a bullet opens the line.
+    ascii_ = line.isascii()
+    if not ascii_:
+        line = _HYPHEN_RUN.sub("-", line).translate(_HYPHENS)
     if _MARKUP.search(line):  # most lines (all of a PDF's) carry no markup: three passes saved
         line = _MD_LINK.sub(r"\1", line)
         line = _HTML_TAG.sub(" ", line)
         line = _EMPHASIS.sub("", line)
-    line = _SPACES.sub(" ", line).strip()
-    line = _BULLET.sub("", line)
+    if not ascii_ or "  " in line or "\t" in line:
+        line = _SPACES.sub(" ", line)
+    line = line.strip()
+    if line.startswith(_BULLETS):
+        line = _BULLET.sub("", line)
     return line.replace(" ,", ",").replace(" :", ":").strip()
 
 

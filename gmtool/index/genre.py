@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gmtool.textnorm import folded_has
+
 # The genre's section words, by the type of what such a section lists. Matched against the
 # normalised title's last words ("cleric spells", "dungeon gear", "armor list").
 _CONTEXT_WORDS: dict[str, str] = {
@@ -143,9 +145,9 @@ def header_type(line: str) -> str | None:
 def has_stat_shape(title_tags: str, body: str) -> bool:
     """A stat block of any system: hit points with armour/attacks, or an NPC's instinct line."""
     head = f"{title_tags}\n{body[:400]}"
-    if _HP.search(head) and (_DEFENCE.search(head) or _ATTACK.search(head)):
+    if folded_has(head, "hp", "hit", "hd") and _HP.search(head) and (_DEFENCE.search(head) or _ATTACK.search(head)):
         return True
-    return bool(_INSTINCT.search(body[:1500]))
+    return folded_has(body[:1500], "instinct") and bool(_INSTINCT.search(body[:1500]))
 
 
 def has_price(text: str) -> bool:
@@ -161,7 +163,8 @@ def is_level_label(title: str) -> bool:
 
 
 def bought_at_level_up(body: str) -> bool:
-    return bool(_BOUGHT.search(body[:600]))
+    head = body[:600]
+    return folded_has(head, "choose", "each time you") and bool(_BOUGHT.search(head))
 
 
 _TO_PLAYER = re.compile(
@@ -199,10 +202,11 @@ PROGRESSION_STEPS = 3
 def progression_steps(title: str, kid_titles: list[str]) -> int:
     """Parts that are steps of the entry's own progression: they name it ("Third-Tier Warrior" under
     "Warrior"). A list's level groups ("Tier 2 (Levels 2-4)" under "Weapons") name no one."""
-    if not title or not kid_titles:
-        return 0
+    steps = [k for k in kid_titles if _PROGRESSION.search(k)] if title else []
+    if not steps:
+        return 0  # no title pattern compiled: most entries have no such parts
     own = re.compile(rf"\b{re.escape(title)}\b")
-    return sum(1 for k in kid_titles if own.search(k) and _PROGRESSION.search(k))
+    return sum(1 for k in steps if own.search(k))
 
 
 # An advancement table opening a section: level, experience and hit dice columns, whose hit dice grow
@@ -215,7 +219,10 @@ ADVANCE_CHARS = 800
 
 def advancement_table(body: str) -> bool:
     head = body[:ADVANCE_CHARS]
-    return all(rx.search(head) for rx in _ADVANCE_HEAD) and bool(_GROWING_DICE.search(head))
+    return folded_has(head, "level") and all(rx.search(head) for rx in _ADVANCE_HEAD) and bool(_GROWING_DICE.search(head))
+
+
+CLASS_KID_HEADS = 4  # how many of a class's first parts class_shape reads for its hit points
 
 
 def class_shape(title: str, body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
@@ -231,4 +238,4 @@ def class_shape(title: str, body: str, kid_titles: list[str], kid_heads: list[st
         return True
     if parts >= 2:
         return True
-    return any(_CLASS_HP.search(h) and _CHARACTER_CLASS.search(h) for h in kid_heads[:4])
+    return any(_CLASS_HP.search(h) and _CHARACTER_CLASS.search(h) for h in kid_heads[:CLASS_KID_HEADS])

@@ -19,7 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,11 @@ _MEANINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+_NOT_WORD = re.compile(r"[^a-z0-9 ]+")
+
+
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9 ]+", " ", text.lower().replace("’", "'")).strip()
+    return _NOT_WORD.sub(" ", text.lower().replace("’", "'")).strip()
 
 
 def labels_of(body: str) -> frozenset[str]:
@@ -96,12 +99,19 @@ def labels_of(body: str) -> frozenset[str]:
             continue
         for m in _AFTER_LABEL.finditer(line):
             raw = _FIELD_END.split(line[max(0, m.start() - 60) : m.start()])[-1].split()[-3:]
-            if not raw or not all(_LABEL_WORD.match(w) for w in raw):
-                continue
-            words = _norm(" ".join(raw)).split()
-            if words and words[0] not in _STOP and words[-1] not in _STOP:
-                out.add(" ".join(words))
+            label = _label(" ".join(raw)) if raw else None
+            if label is not None:
+                out.add(label)
     return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)  # the same few words come before a value again and again ("Hit Points", "you gain")
+def _label(words: str) -> str | None:
+    """The normalised label that `words` (one to three, space-separated) make, or None when they are no label."""
+    if not all(_LABEL_WORD.match(w) for w in words.split(" ")):
+        return None
+    normed = _norm(words).split()
+    return " ".join(normed) if normed and normed[0] not in _STOP and normed[-1] not in _STOP else None
 
 
 @cache
@@ -206,7 +216,7 @@ def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, s
     groups: list[tuple[frozenset[str], list[int]]] = []
     bare: list[int] = []
     for k in heads:
-        own = labels[k] & common
+        own = labels[k] & common if common else frozenset()  # no shared labels: no need to read k's
         if not own:
             bare.append(k)
             continue
@@ -244,10 +254,24 @@ def _own_text(nodes: list[Any], node: Any, named: dict[int, str | None]) -> str:
     return body[:cut] if cut >= 0 else body
 
 
+class _Labels(dict[int, frozenset[str]]):
+    """Each entry's labels (labels_of its own text), read when first asked for: an entry in no run of
+    siblings long enough to be a list, and beside none, never is (one in seven of the Markdown corpus's)."""
+
+    def __init__(self, nodes: list[Any], named: dict[int, str | None]) -> None:
+        super().__init__()
+        self._nodes = nodes
+        self._named = named
+
+    def __missing__(self, i: int) -> frozenset[str]:
+        got = self[i] = labels_of(_own_text(self._nodes, self._nodes[i], self._named))
+        return got
+
+
 def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]]]:
     """Every list of the book, parents before children, and each entry's labels."""
     named = {n.index: n.entry.origin if n.entry.origin in genre.NAME_ORIGINS else None for n in nodes}
-    labels = {n.index: labels_of(_own_text(nodes, n, named)) for n in nodes}
+    labels = _Labels(nodes, named)
     tags = {n.index: tag_type(n.entry) for n in nodes}
     # A heading that names a kind ("Bard Subclasses", "Weapons") heads a run, and a field's name ("Range",
     # "Damage", "Cost") defines a rule term: neither is a member of a list of things (a run-in may well

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 COPY_SIMILARITY = 90.0  # rapidfuzz ratio (0-100) of two same-titled texts above which they are one entry
 COMPARE_CHARS = 600  # the start of a text identifies an entry; PDF and Markdown copies agree there
 _WORDS = re.compile(r"\w+")
+# On ASCII text `\w` is a letter, a digit or "_": these bytes kept (letters lower-cased, as normalize does)
+# and every other byte a space, splitting gives _WORDS's words of the normalised text at C speed.
+_ASCII_WORDS = bytes(ord(chr(c).lower()) if chr(c).isalnum() or chr(c) == "_" else 32 for c in range(128)) + b" " * 128
 EXACT_CHARS = 120  # copies whose texts start alike are grouped without a fuzzy comparison
 MAX_FUZZY_CLUSTERS = 40  # beyond this many texts under one title (a "Speed" in every race) only exact starts group
 MIN_EVIDENCE = 40  # shorter texts than this prove nothing: a heading whose text sits in its subsections
@@ -46,10 +49,17 @@ def subtree_ends(parents: Sequence[int | None]) -> list[int]:
     return ends
 
 
-def trigrams(text: str) -> set[str]:
+def words_of(text: str) -> list[str]:
+    """The words (`\\w+`) of the normalised text."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     from gmtool.textnorm import normalize
 
-    w = _WORDS.findall(normalize(text))
+    return _WORDS.findall(normalize(text))
+
+
+def trigrams(text: str) -> set[str]:
+    w = words_of(text)
     return {" ".join(w[k : k + 3]) for k in range(len(w) - 2)}
 
 
@@ -85,6 +95,8 @@ def fields_agree(a: dict | None, b: dict | None) -> bool:
 # "This work includes material taken from the System Reference Document 5.1 ("SRD 5.1")": an SRD
 # names its game's edition in its licence, and a copy of it keeps the licence.
 _EDITION = re.compile(r"(?:system reference document|\bsrd)[ \t]*v?(\d+\.\d+)\b", re.IGNORECASE)
+# Every _EDITION match holds one of these: a text holding neither is not searched (most of a book's texts).
+_EDITION_WORDS = ("srd", "system reference document")
 
 
 def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
@@ -92,8 +104,12 @@ def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
     often ("srd 5.1"), else the book's title as printed (a reprint, or the same book as PDF and as
     Markdown, carries it), else its own id: a book whose system is unknown is its own system.
     Copies fold only within one system: another game's Goblin is not this one's."""
+    from gmtool.textnorm import folded_has
+
     seen: dict[str, int] = {}
     for text in (title, *texts):
+        if not folded_has(text, *_EDITION_WORDS):
+            continue
         for m in _EDITION.finditer(text):
             seen[m.group(1)] = seen.get(m.group(1), 0) + 1
     if not seen:
@@ -156,13 +172,17 @@ def _clusters(
     """The members (one title and type) grouped into copies: an entry joins the first cluster of
     its system, without a copy from its own book, holding an entry with the same text (single
     link, so a chain of copies that each match the next is one entry)."""
-    from gmtool.textnorm import normalize
-
     def words(s: str) -> str:
-        return " ".join(_WORDS.findall(normalize(s[: COMPARE_CHARS + 100])))
+        return " ".join(words_of(s[: COMPARE_CHARS + 100]))
 
     norm = {i: words(texts[i]) for i in members}
-    own = {i: words(bodies[i]) for i in members} if bodies else {}
+    owns: dict[int, str] = {}  # the entries' own texts' words, read when first compared (many never are)
+
+    def own(i: int) -> str:
+        if i not in owns:
+            assert bodies is not None
+            owns[i] = words(bodies[i])
+        return owns[i]
 
     bags: dict[int, set[str]] = {}
 
@@ -175,7 +195,7 @@ def _clusters(
     def alike(i: int, j: int) -> bool:
         if fields is not None and not fields_agree(fields[i], fields[j]):
             return False
-        if own and min(len(own[i]), len(own[j])) >= MIN_EVIDENCE and same_text(own[i], own[j]):
+        if bodies and min(len(own(i)), len(own(j))) >= MIN_EVIDENCE and same_text(own(i), own(j)):
             return True
         if same_text(norm[i], norm[j]):
             return True

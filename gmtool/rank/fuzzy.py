@@ -65,8 +65,6 @@ class TitleMatcher:
 
     @classmethod
     def build(cls, titles: list[str]) -> TitleMatcher:
-        import scipy.sparse as sp
-
         grams: dict[str, int] = {}
         rows: list[int] = []
         cols: list[int] = []
@@ -87,8 +85,8 @@ class TitleMatcher:
         norms = np.sqrt(np.bincount(r, weights=v * v, minlength=n))
         norms[norms == 0] = 1.0
         v /= norms[r]
-        mat = sp.csc_matrix((v.astype(np.float32), (r, c)), shape=(n, m))
-        return cls(Csc.from_scipy(mat), grams, idf.astype(np.float32))
+        # a title's grams are distinct: one entry each
+        return cls(Csc.from_entries(r, c, v.astype(np.float32), (n, m)), grams, idf.astype(np.float32))
 
     def query_vector(self, query: str) -> dict[int, float]:
         """Column -> weight of the L2-normalised query vector (grams unseen in titles count in the norm)."""

@@ -108,7 +108,7 @@ def save_source(index_dir: Path, meta: SourceMeta, doc: Document, durable: bool 
         "format_version": FORMAT_VERSION,
         "gmtool_version": __version__,
         "meta": asdict(meta),
-        "entries": [asdict(e) for e in doc.entries],
+        "entries": doc.entries,  # orjson writes each as its asdict(), without the deep copy (see storage.hits)
         "page_labels": doc.page_labels,
     }
     # Page texts go in a file of their own: searches never need them, so loads stay fast.

@@ -21,6 +21,10 @@ from gmtool.textnorm import shown_name
 from gmtool.types import Document, Entry
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+# A fence, an ATX or setext heading or a blockquote opens with one of these after its indent: a line
+# without one (and without a shortcode's `{{`, a name box) is none of them.
+_BLOCK_MARK = re.compile(r"\s*[#>=`~-]")
+_ORDERED_ITEM = re.compile(r"^\d+[.)]\s")
 _ATX_CLOSE = re.compile(r"[ \t]+#+$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -34,6 +38,9 @@ _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 _CODE = re.compile(r"`([^`]+)`")
 # a line that is only tags or shortcodes (wrappers such as `<div …>`, `{{< hint >}}`)
 _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$")
+# Every markup clean_body takes out needs one of these characters: a line without any is kept as it is.
+_MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_]")
+_BLANK_RUN = re.compile(r"\n{3,}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _GENERIC_TITLES = re.compile(
     r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$",
@@ -47,17 +54,24 @@ def read_text_file(path: Path) -> str:
 
 
 def clean_inline(text: str) -> str:
-    """Strip inline Markdown (emphasis, links, code ticks, HTML tags, shortcodes, entities) from a title."""
-    text = _ATTR.sub("", text)
+    """Strip inline Markdown (emphasis, links, code ticks, HTML tags, shortcodes, entities) from a title.
+    Each pattern runs only where its marker is (most titles have none), as in clean_body."""
+    if "{" in text:
+        text = _ATTR.sub("", text)
     text = mdmarkup.inline_text(text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _REF_LINK.sub(r"\1", text)
-    text = _CODE.sub(r"\1", text)
+    if "](" in text:
+        text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))
+    if "][" in text:
+        text = _REF_LINK.sub(r"\1", text)
+    if "`" in text:
+        text = _CODE.sub(r"\1", text)
     for _ in range(2):
-        text = _STRONG.sub(r"\2", text)
-    text = _EM_STAR.sub(r"\1", text)
-    text = _EM_UNDER.sub(r"\1", text)
+        if "**" in text or "__" in text:
+            text = _STRONG.sub(r"\2", text)
+    if "*" in text:
+        text = _EM_STAR.sub(r"\1", text)
+    if "_" in text:
+        text = _EM_UNDER.sub(r"\1", text)
     text = text.replace("\\", "") if "\\" in text else text
     return " ".join(text.split())
 
@@ -66,6 +80,9 @@ def clean_body(lines: list[str]) -> str:
     """A section's text with the loudest Markdown removed; paragraphs and lists stay as they are."""
     out: list[str] = []
     for line in lines:
+        if not _MARKUP_CHAR.search(line):  # plain text (most lines): nothing below would change it
+            out.append(line.rstrip())
+            continue
         if line.lstrip().startswith(">"):
             line = mdmarkup.unquote(line)
         stripped = line.strip()
@@ -78,7 +95,7 @@ def clean_body(lines: list[str]) -> str:
             line = "  ".join(c for c in cells if c)
             if not line:
                 continue
-        elif _TABLE_SEP.match(stripped) and "|" in stripped:
+        elif "|" in stripped and _TABLE_SEP.match(stripped):
             continue
         elif "<" in line or "&" in line or "{{" in line or "[" in line:
             line = mdmarkup.inline_text(line, br="\n")
@@ -90,7 +107,8 @@ def clean_body(lines: list[str]) -> str:
             line = _EM_UNDER.sub(r"\1", line) if "_" in line else line
         out.append(line.rstrip())
     body = "\n".join(out)
-    body = re.sub(r"\n{3,}", "\n\n", body)
+    if "\n\n\n" in body:
+        body = _BLANK_RUN.sub("\n\n", body)
     return body.strip()
 
 
@@ -169,37 +187,45 @@ def _find_headings(lines: list[str], start: int) -> tuple[list[_Heading], int, i
     headings: list[_Heading] = []
     dropped, stop = 0, len(lines)
     fence: str | None = None
-    prev_para = False  # the previous line is paragraph text that a setext underline could promote
+    after_text = False  # the previous line is no fence, code or heading: it may be a paragraph's
     last_level = 0  # of the last real heading: a name box sits one below it
     for i in range(start, len(lines)):
         line = lines[i]
-        m = _FENCE.match(line)
+        marked = _BLOCK_MARK.match(line) is not None or "{{" in line
+        m = _FENCE.match(line) if marked else None
         if fence is not None:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
                 fence = None
-            prev_para = False
+            after_text = False
             continue
         if m:
             fence = m.group(1)
-            prev_para = False
+            after_text = False
             continue
-        h = _heading_at(lines, i, start, prev_para, last_level, headings)
+        h = None
+        if marked:  # a setext underline promotes the paragraph line above it: asked only here
+            h = _heading_at(lines, i, start, after_text and _para_line(lines[i - 1]), last_level, headings)
         if h is not None and len(headings) >= MAX_ENTRIES:
             dropped, stop = dropped + 1, min(stop, h.idx)
         elif h is not None:
             headings.append(h)
             if not h.box:
                 last_level = h.level
-            prev_para = False
+            after_text = False
             continue
-        stripped = line.strip()
-        prev_para = (
-            bool(stripped)
-            and not stripped.startswith(("|", ">", "<", "-", "*", "+", "{{"))
-            and not re.match(r"^\d+[.)]\s", stripped)
-            and not line.startswith(("    ", "\t"))
-        )
+        after_text = True
     return headings, dropped, stop
+
+
+def _para_line(line: str) -> bool:
+    """Paragraph text, which a setext underline on the next line could promote to a heading."""
+    stripped = line.strip()
+    return (
+        bool(stripped)
+        and not stripped.startswith(("|", ">", "<", "-", "*", "+", "{{"))
+        and not _ORDERED_ITEM.match(stripped)
+        and not line.startswith(("    ", "\t"))
+    )
 
 
 def _title_heading(entries: list[Entry], lines: list[str], start: int, first_idx: int, preamble: str,

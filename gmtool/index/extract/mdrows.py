@@ -31,6 +31,8 @@ class Row(NamedTuple):
 
 
 def _is_row(line: str) -> bool:
+    if "|" not in line:  # most lines: no need to strip them
+        return False
     s = line.strip()
     return s.startswith("|") or (s.endswith("|") and s.count("|") >= 2)
 
