@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, units
+from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, PARTS_VERSION, units
 from gmtool.settings import Settings
 from gmtool.storage.checksums import record
 from gmtool.storage.vectors import has_unit_index, save_unit_index
@@ -157,4 +157,4 @@ def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | N
     tok = str(settings.tokenizer or "")
     # the rewrite's version too: a new one is a new vector space, which the next scan must embed
     rewrite = "1" if settings.no_rewrite else REWRITE_VERSION
-    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}"
+    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}|{PARTS_VERSION}"
