@@ -7,7 +7,8 @@ and recall@10 per set, on the odd-numbered questions (the fitting half) and on t
 check half), and with --misses the questions whose right answer is not first.
 
 Usage: python bench/ask_sets.py LIB:GOLD[,GOLD...] [LIB:GOLD ...] [--ranker hybrid|bm25] [--misses] [--json]
-  e.g. /tmp/ev/more:more/ask,more2/ask /tmp/ev/all:dev_ask  (GOLD names are under ../shared/eval, no .jsonl)
+  e.g. /tmp/ev/more:more/ask,more2/ask /tmp/ev/all:dev_ask  (GOLD: a name under ../shared/eval without
+  .jsonl, or a path to a .jsonl file)
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def main() -> int:
         lib, _, golds = spec.rpartition(":")
         eng = Engine(Path(lib))
         for g in golds.split(","):
-            rows = run_set(eng, EVAL / f"{g}.jsonl", a.ranker)
+            rows = run_set(eng, Path(g) if g.endswith(".jsonl") else EVAL / f"{g}.jsonl", a.ranker)
             s = summary(rows)
             out.append({"set": g, "library": Path(lib).name, **s, "rows": rows})
             print(f"{g:16s} {Path(lib).name:8s} n={s['n']:3d} MRR {s['mrr']:.3f} (odd {s['odd']:.3f}, "

@@ -1,4 +1,4 @@
-"""`ask`: keyword expansion + BM25, fused with sentence-embedding similarity, then type-aware.
+"""`ask`: BM25 with pseudo-relevance feedback, fused with sentence-embedding similarity, then type-aware.
 
 Results name entities, not their boilerplate: an untyped subsection ("Actions", "Tiefling
 Traits") inside a typed entry folds into that entry, whose document then carries all of it.
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gmtool.query.confidence import WordShares, best_similarity, confidence, word_shares
@@ -32,33 +30,6 @@ if TYPE_CHECKING:
 WEAK_ROWS = 3  # when nothing scores well enough, this many nearest entries are shown as weak
 
 # --- query side ---------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def thesaurus() -> dict[str, list[str]]:
-    import orjson
-
-    path = Path(__file__).resolve().parents[1] / "data" / "thesaurus.json"
-    data = orjson.loads(path.read_bytes())
-    return {k: v for k, v in data.items() if not k.startswith("_")}
-
-
-def expand(query: str) -> dict[str, float]:
-    """Curated expansion: phrases and words of the query -> rulebook vocabulary, at lower weight."""
-    from gmtool.textnorm import normalize, tokenize
-
-    q = " " + normalize(query) + " "
-    own = set(tokenize(query))
-    out: dict[str, float] = {}
-    for key, terms in thesaurus().items():
-        if f" {normalize(key)} " in q or (" " not in key and key in own) or (
-            " " not in key and tokenize(key) and tokenize(key)[0] in own
-        ):
-            for term in terms:
-                for tok in tokenize(term):
-                    if tok not in own:
-                        out[tok] = max(out.get(tok, 0.0), RANKING.expansion_weight)
-    return out
 
 
 def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray | None) -> dict[str, float]:
@@ -305,7 +276,7 @@ def ask(
 def _keyword_side(
     lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray
 ) -> tuple[np.ndarray, set[str], dict[str, float], WordShares]:
-    """Entity keyword scores with thesaurus expansion and pseudo-relevance feedback, the
+    """Entity keyword scores with pseudo-relevance feedback, the
     question's own tokens, the added terms, and each entry's share of the question's words.
 
     A question is a sentence, not a name: an entry that holds one of its words in a short title
@@ -320,12 +291,9 @@ def _keyword_side(
 
     own = set(content_tokens(q) or tokenize(q))
     shares = word_shares(lib, sorted(own), targets=targets)
-    expansion = expand(q)
     sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
-    first = keyword_scores(lib, q, expansion, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
-    extra = dict(expansion)
-    for t, w in prf_terms(lib, first, own, mask).items():
-        extra[t] = max(extra.get(t, 0.0), w)
+    first = keyword_scores(lib, q, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
+    extra = prf_terms(lib, first, own, mask)
     kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
     held = shares.held if shares.folded is None else shares.folded
     scaled = _fold_max(kw, targets, lib.n_docs) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)

@@ -18,7 +18,6 @@ class Ranking:
     correction_share: float = 0.8  # a spelling-corrected token counts less than one the user typed
     # --- ask: keyword side ---
     ask_fuzzy_weight: float = 0.2  # typo-tolerant title matching suits names more than sentences
-    expansion_weight: float = 0.35  # thesaurus terms weigh less than the user's own words
     prf_weight: float = 0.25  # pseudo-relevance-feedback terms: weaker still, they are guesses
     prf_docs: int = 5  # feedback is read from this many top keyword sections
     prf_terms: int = 6  # and adds at most this many terms
