@@ -8,6 +8,11 @@ with the message's id when it has one, as JSON-RPC 2.0 asks; good lines go on un
 The lines are read by a daemon thread, so nothing waits on a blocked read: not Ctrl-C, which
 cancels the server, gives the calls in flight GRACE_S to finish and ends the process with
 exit code 130, and not the exit after stdin closes.
+
+When stdin closes, the SDK cancels the calls in flight and answers them "Connection closed". A
+script that pipes its requests in (`printf '…' | gmtool serve`) closes stdin at once and still
+reads stdout, so the end of input is passed on only once every request read has its answer
+(or DRAIN_S has passed, or the client cancelled it).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCNotification,
+    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -47,6 +53,7 @@ log = logging.getLogger("gmtool.mcp")
 MAX_LINE = 16 << 20  # bytes in one message: tool arguments are small, a longer line is hostile or broken
 GRACE_S = 2.0  # after Ctrl-C, what calls in flight (a scan) get to finish before the process ends anyway
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+DRAIN_S = 600.0  # after stdin closes, how long the requests read before it get to be answered (a scan)
 
 
 _TITLES = {PARSE_ERROR: ("PARSE_ERROR", "Parse error"), INVALID_REQUEST: ("INVALID_REQUEST", "Invalid request")}
@@ -89,6 +96,10 @@ def _raw_lines(wire: BinaryIO) -> Iterator[bytes | None]:
             yield line
 
 
+def _key(rid: object) -> str:
+    return json.dumps(rid)
+
+
 class CheckedStdin:
     """stdin as the SDK's transport reads it (`async for line in stdin`), each line checked first."""
 
@@ -96,6 +107,30 @@ class CheckedStdin:
         self._wire = wire
         self._send, self._receive = anyio.create_memory_object_stream[bytes | None](0)
         self._reply: ObjectSendStream[SessionMessage] | None = None
+        self._pending: set[str] = set()  # ids of the requests passed on and not yet answered
+        self._answered = anyio.Event()
+
+    def answered(self, rid: object) -> None:
+        """The server answered request `rid` (see Answers)."""
+        self._pending.discard(_key(rid))
+        self._answered.set()
+
+    def _note(self, line: str) -> None:
+        """A request passed on waits for its answer; a client's cancellation ends the wait."""
+        with contextlib.suppress(ValueError):
+            msg = json.loads(line)
+            if isinstance(msg, dict) and "method" in msg:
+                if "id" in msg:
+                    self._pending.add(_key(msg["id"]))
+                elif msg["method"] == "notifications/cancelled" and isinstance(msg.get("params"), dict):
+                    self._pending.discard(_key(msg["params"].get("requestId")))
+
+    async def _drain(self) -> None:
+        """Wait until every request read has its answer, at most DRAIN_S."""
+        with anyio.move_on_after(DRAIN_S):
+            while self._pending:
+                self._answered = anyio.Event()
+                await self._answered.wait()
 
     def start(self, reply: ObjectSendStream[SessionMessage]) -> None:
         """Start reading; error answers go to `reply` (the transport's outgoing stream)."""
@@ -125,9 +160,11 @@ class CheckedStdin:
                     continue  # a blank line is no message
                 error = check_line(line)
                 if error is None:
+                    self._note(line)
                     yield line
                 else:
                     await self._answer(error)
+        await self._drain()
 
     async def _answer(self, error: JSONRPCError) -> None:
         name, title = _TITLES[error.error.code]
@@ -136,6 +173,30 @@ class CheckedStdin:
         if self._reply is not None:
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._reply.send(SessionMessage(error))
+
+
+class Answers:
+    """The server's outgoing stream as the SDK writes to it, telling CheckedStdin each answer."""
+
+    def __init__(self, inner: ObjectSendStream[SessionMessage], stdin: CheckedStdin) -> None:
+        self._inner = inner
+        self._stdin = stdin
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        msg = getattr(item.message, "root", item.message)
+        if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and msg.id is not None:
+            self._stdin.answered(msg.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> Answers:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._inner.__aexit__(*exc)
 
 
 def _claim_stdin() -> tuple[BinaryIO, int | None]:
@@ -197,7 +258,7 @@ async def _serve(mcp: FastMCP, interrupted: list[bool]) -> None:
             async with mcp._lifespan_manager(), stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
                 stdin.start(write)
                 server = mcp._mcp_server
-                await server.run(read, write, server.create_initialization_options())
+                await server.run(read, Answers(write, stdin), server.create_initialization_options())  # type: ignore[arg-type]
             tg.cancel_scope.cancel()  # stdin closed: stop watching for Ctrl-C
     finally:
         reset_transport(token)

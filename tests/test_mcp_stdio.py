@@ -165,3 +165,21 @@ def test_ctrl_c_during_a_long_call_still_exits_130(lib: Path, tmp_path: Path) ->
                  "params": {"name": "scan_library", "arguments": {"embed": False}}})
     time.sleep(0.5)
     _interrupted(proc, within=GRACE_S + 5)
+
+
+def test_a_piped_script_gets_every_answer_though_stdin_closes_at_once(lib: Path, tmp_path: Path) -> None:
+    """`printf '…' | gmtool serve` closes stdin before the server has answered: the SDK used to
+    cancel the calls in flight then ("Connection closed", or no answer at all)."""
+    proc = _serve(lib, tmp_path, scan_delay=1.0)  # a call still running when the input ends
+    calls = [INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "scan_library", "arguments": {}}},
+             {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+              "params": {"name": "search_library", "arguments": {"query": "fog veil"}}}]
+    out, err = proc.communicate("".join(json.dumps(c) + "\n" for c in calls), timeout=120)
+    assert proc.returncode == 0, err
+    replies = {r["id"]: r for r in map(json.loads, out.splitlines())}
+    assert sorted(replies) == [1, 2, 3, 4], out
+    assert all("result" in r for r in replies.values()), out
+    assert "scan_library" in {t["name"] for t in replies[2]["result"]["tools"]}
+    assert not replies[3]["result"].get("isError"), replies[3]
