@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from gmtool.query.fusion import Priors, dense_scale, fuse
+from gmtool.query.fusion import Priors, dense_scale, fuse, per_window_count
 from gmtool.query.intent import CONCEPTS, concept_scores, library_kinds, read_intent
 from gmtool.query.ranking import RANKING
 from gmtool.query.rows import fold_rows
@@ -215,3 +215,16 @@ def test_a_rules_section_and_the_same_untyped_section_in_another_shape_are_copie
                           systems=["srd 5.1"] * 3)
     assert copy[0] == copy[1] >= 0  # one book's map says "rule", the other shape leaves it untyped
     assert copy[2] == -1  # a typed item of that name is another thing
+
+
+def test_a_long_entry_does_not_win_by_having_more_windows() -> None:
+    """Two entries whose best window is as close to the question: the one with one window ranks
+    first; an entry with a clearly closer window still wins however many it has (#27)."""
+    dense = np.array([0.60, 0.60, 0.70], dtype=np.float32)
+    windows = np.array([12, 1, 12])
+    ranked = per_window_count(dense, windows)
+    assert ranked is not None
+    assert ranked[1] > ranked[0] and ranked[2] > ranked[1]
+    assert per_window_count(dense, None) is dense and per_window_count(None, windows) is None
+    off = per_window_count(dense, windows, dataclasses.replace(RANKING, window_penalty=0.0))
+    assert off is dense

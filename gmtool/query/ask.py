@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gmtool.query.confidence import WordShares, best_similarity, confidence, word_shares
-from gmtool.query.fusion import Priors, fuse
+from gmtool.query.fusion import Priors, fuse, per_window_count
 from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_fields, read_intent
 from gmtool.query.ranking import RANKING
 from gmtool.query.search import Filters, make_hits, prepare, rows_for
@@ -161,6 +161,15 @@ class _Dense:
             gids.extend(off + i for i in idx)
         self.matrix = np.vstack(mats) if mats else np.zeros((0, 384), dtype=np.float32)
         self.gids = np.asarray(gids, dtype=np.int64)
+        self._windows: np.ndarray | None = None
+
+    def windows(self, n_docs: int) -> np.ndarray:
+        """Units per document (0 for one without vectors), counted once per snapshot."""
+        import numpy as np
+
+        if self._windows is None or len(self._windows) != n_docs:
+            self._windows = np.bincount(self.gids, minlength=n_docs)[:n_docs]
+        return self._windows
 
 
 def _dense_cache(lib: Library, fingerprint: str) -> _Dense:
@@ -245,12 +254,12 @@ def ask(
     pending = _QueryEmbedding(get_embedder, q, device, timeout) if ranker == "hybrid" else None
     targets = _global_targets(lib)
     kw_ent, own, extra, shares = _keyword_side(lib, q, mask, targets)
-    dense_ent = _dense_side(pending, lib, warnings) if pending is not None else None
+    dense_ent, windows = _dense_side(pending, lib, warnings) if pending is not None else (None, None)
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
     allowed = is_target if mask is None else (is_target & mask)
     pri = priors(lib, type_intent(q, lib), flt.types)
-    fused = fuse(kw_ent, dense_ent, pri, allowed)
+    fused = fuse(kw_ent, per_window_count(dense_ent, windows), pri, allowed)
     # whether the library covers the question at all, whatever the filters keep (a type filter
     # narrows the answers, not the question)
     conf = confidence(best_similarity(dense_ent, is_target), shares.joint)
@@ -300,16 +309,17 @@ def _keyword_side(
     return scaled, own, extra, shares
 
 
-def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> np.ndarray | None:
-    """Per entity, the best cosine similarity of its units to the question; None (with a
-    warning) when there is no model or no vectors."""
+def _dense_side(pending: _QueryEmbedding, lib: Library,
+                warnings: list[str]) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """Per entity, the best cosine similarity of its units to the question, and its number of
+    units; (None, None) (with a warning) when there is no model or no vectors."""
     import numpy as np
 
     emb, qvec, warn = pending.result()
     if warn:
         warnings.append(warn)
     if emb is None:
-        return None
+        return None, None
     for w in emb.warnings:
         if w not in warnings:
             warnings.append(w)
@@ -325,7 +335,7 @@ def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> 
             f"NO_EMBEDDINGS: no book has sentence embeddings yet ({waiting}); run `gmtool scan` "
             "(without --no-embed) to add them, or wait for the running scan. Showing keyword results."
         )
-        return None
+        return None, None
     if dense.missing:
         warnings.append(f"EMBEDDINGS_INCOMPLETE: no vectors yet for {_names(dense.missing)} ({waiting}); "
                         "run `gmtool scan`")
@@ -335,7 +345,7 @@ def _dense_side(pending: _QueryEmbedding, lib: Library, warnings: list[str]) -> 
     sims = dense.matrix @ np.asarray(qvec, dtype=np.float32)
     dense_ent = np.full(lib.n_docs, -1.0, dtype=np.float32)
     np.maximum.at(dense_ent, dense.gids, sims)
-    return dense_ent
+    return dense_ent, dense.windows(lib.n_docs)
 
 
 def _names(sids: list[str], shown: int = 5) -> str:

@@ -37,6 +37,18 @@ def norm01(x: np.ndarray) -> np.ndarray:
     return x / top if top > 0 else np.zeros_like(x)
 
 
+def per_window_count(dense: np.ndarray | None, windows: np.ndarray | None,
+                     cfg: Ranking = RANKING) -> np.ndarray | None:
+    """The similarities that rank: each entity's best window less cfg.window_penalty times the log
+    of its number of windows. The best of many windows is close to a question by chance more
+    often, so without it a long general section outranks a short one that answers (#27)."""
+    import numpy as np
+
+    if dense is None or windows is None or not cfg.window_penalty:
+        return dense
+    return (dense - cfg.window_penalty * np.log(np.maximum(windows, 1))).astype(np.float32)
+
+
 def dense_scale(dense: np.ndarray, allowed: np.ndarray, cfg: Ranking = RANKING) -> np.ndarray:
     """Similarities to 0..1 over the allowed documents: the best is 1, the floor percentile and below 0."""
     import numpy as np
