@@ -138,11 +138,12 @@ class _Dense:
         self.other_space: list[str] = []
         sums = lib.manifest.state.checksums
         for sid in sorted(lib.metas):
-            if not all(intact(sums, lib.index_dir, p) for p in (*vector_files(lib.index_dir, sid),
-                                                                  unit_index_file(lib.index_dir, sid))):
+            files = vector_files(lib.index_dir, sid)
+            if not all(intact(sums, lib.index_dir, p) for p in (*files, unit_index_file(lib.index_dir, sid))):
                 self.damaged.append(sid)
                 continue
-            vec = vs.load(sid, fingerprint, source=lib.metas[sid].sha256)
+            recorded = all(p.relative_to(lib.index_dir).as_posix() in sums for p in files)
+            vec = vs.load(sid, fingerprint, source=lib.metas[sid].sha256, verified=recorded)
             if vec is None:  # no vectors: no need to work out (at length) what they would have been
                 self.missing.append(sid)
                 meta = vs.read_keys(sid)
@@ -156,10 +157,16 @@ class _Dense:
             if len(vec) != len(idx):
                 self.missing.append(sid)
                 continue
-            mats.append(np.asarray(vec, dtype=np.float32))
+            mats.append(vec)
             off = lib.offsets[sid]
             gids.extend(off + i for i in idx)
-        self.matrix = np.vstack(mats) if mats else np.zeros((0, 384), dtype=np.float32)
+        # one float32 matrix, each book's float16 rows cast into their place (no per-book copy, no vstack)
+        dim = mats[0].shape[1] if mats else 384
+        self.matrix = np.empty((sum(len(m) for m in mats), dim), dtype=np.float32)
+        at = 0
+        for m in mats:
+            self.matrix[at:at + len(m)] = m
+            at += len(m)
         self.gids = np.asarray(gids, dtype=np.int64)
         self._windows: np.ndarray | None = None
 
