@@ -16,6 +16,9 @@ over the five ask sets (dev_ask on the 4- and 15-book libraries, more/ask, more2
   3.661 / 3.488 at its odd optimum (0.05);
 - with window_penalty (below), a proximity bonus on top: 3.620-3.653 / 3.547-3.589;
 - one more window per entity holding its title alone: 3.626 / 3.466;
+- with window_penalty, six windows per entry instead of three (rank.units.MAX_CHUNKS): 3.605 / 3.541 against
+  3.656 / 3.535; w_keyword 0.45 / 0.75, w_dense 0.7 / 1.0, w_typed 0.1, dense_floor_percentile 75 all refitted
+  beside it: 3.605-3.661 odd, none above 0.005 over these constants;
 - a keyword score per named part of a monster (BM25 of the trait alone): no question moved;
 - class features as results of their own (not folded into the class): 3.437 / 3.250 (the class loses its
   features' evidence; "musician who casts spells" no longer finds the Bard).
