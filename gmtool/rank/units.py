@@ -23,7 +23,9 @@ NUMERIC_LINE_SHARE = 0.3
 # 3.548 -> 3.474 (even; a class's spellcasting parts put the Cleric above the Bard for "musician who
 # casts spells"); with monsters' parts alone 3.636 and 3.511 (more/ask's m20 swaps Basilisk and
 # Gorgon, both gaze monsters), and "undead that drain life" gets Wraith 1st (was 4th) on the
-# 15-book library. The parts of other types, and a keyword score per part, are not done.
+# 15-book library. With query.ranking's window_penalty in, parts of every typed entity again lost
+# on the odd halves (3.618 against 3.656; even 3.580 against 3.535). A keyword score per part moved
+# no question (query.ranking's notes).
 PART_TYPES = frozenset({"monster"})
 PART_CHARS = 350
 PART_MIN_CHARS = 60  # a shorter part (once number-heavy lines are dropped) says too little alone
