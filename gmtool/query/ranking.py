@@ -20,6 +20,8 @@ over the five ask sets (dev_ask on the 4- and 15-book libraries, more/ask, more2
   3.656 / 3.535; w_keyword 0.45 / 0.75, w_dense 0.7 / 1.0, w_typed 0.1, dense_floor_percentile 75 all refitted
   beside it: 3.605-3.661 odd, none above 0.005 over these constants;
 - a keyword score per named part of a monster (BM25 of the trait alone): no question moved;
+- sentence-side feedback (the question's vector moved toward the mean of its 3-10 closest windows, weight
+  0.3-1.0): 3.545-3.572 / 3.489-3.529 against 3.656 / 3.535;
 - class features as results of their own (not folded into the class): 3.437 / 3.250 (the class loses its
   features' evidence; "musician who casts spells" no longer finds the Bard).
 """
