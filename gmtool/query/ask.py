@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gmtool.query.confidence import WordShares, best_similarity, confidence, word_shares
 from gmtool.query.fusion import Priors, fuse, per_window_count
-from gmtool.query.intent import Intent, concept_scores, library_kinds, presence_fields, read_intent
+from gmtool.query.intent import Intent, concept_scores, library_kinds, named_fields, presence_fields, read_intent
 from gmtool.query.ranking import RANKING
 from gmtool.query.search import Filters, make_hits, prepare, rows_for
 from gmtool.rank.units import units
@@ -73,7 +73,7 @@ def type_intent(query: str, lib: Library | None = None) -> Intent:
     """The question's intent, with the monster kinds of `lib` (none without a library)."""
     if lib is None:
         return read_intent(query, set())
-    return read_intent(query, _kinds(lib), _presence(lib))
+    return read_intent(query, _kinds(lib), _presence(lib) if named_fields(query) else set())
 
 
 def _kinds(lib: Library) -> set[str]:

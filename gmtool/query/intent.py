@@ -92,6 +92,16 @@ def presence_fields(fields: list[dict[str, Any] | None]) -> set[str]:
     return {name for name, values in seen.items() if values == {True, False}}
 
 
+def named_fields(query: str) -> set[str]:
+    """The yes/no and text fields whose names the question holds: only for those can presence
+    (see presence_fields) matter, so a question naming none skips the pass over every document."""
+    from gmtool.fieldspec import FIELD_TYPES
+
+    q = _stems(query)
+    return {name for name, kind in FIELD_TYPES.items() if kind in ("bool", "str")
+            and _stems(name.replace("_", " ")).strip() and _stems(name.replace("_", " ")) in q}
+
+
 def _field_concepts(q: str, fields: set[str]) -> list[Concept]:
     """A question that names a presence field ("spellcaster" for `spellcasting`, "ritual") prefers
     entries that have it, or, after a negation ("without concentration"), entries that don't.
