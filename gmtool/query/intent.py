@@ -98,8 +98,8 @@ def named_fields(query: str) -> set[str]:
     from gmtool.fieldspec import FIELD_TYPES
 
     q = _stems(query)
-    return {name for name, kind in FIELD_TYPES.items() if kind in ("bool", "str")
-            and _stems(name.replace("_", " ")).strip() and _stems(name.replace("_", " ")) in q}
+    names = {name: _stems(name.replace("_", " ")) for name, kind in FIELD_TYPES.items() if kind in ("bool", "str")}
+    return {name for name, stems in names.items() if stems.strip() and stems in q}
 
 
 def _field_concepts(q: str, fields: set[str]) -> list[Concept]:

@@ -121,16 +121,16 @@ def _clean_for_embedding(text: str) -> str:
     return " ".join(" ".join(out).split())
 
 
-def _chunks(body: str) -> list[str]:
-    """Windows of about CHUNK_CHARS, cut at word boundaries, at most MAX_CHUNKS of them."""
+def _chunks(body: str, size: int = CHUNK_CHARS, most: int = MAX_CHUNKS) -> list[str]:
+    """Windows of about `size` characters, cut at word boundaries, at most `most` of them."""
     if not body:
         return [""]
     out: list[str] = []
     start = 0
-    while start < len(body) and len(out) < MAX_CHUNKS:
-        end = min(len(body), start + CHUNK_CHARS)
+    while start < len(body) and len(out) < most:
+        end = min(len(body), start + size)
         if end < len(body):
-            space = body.rfind(" ", start + CHUNK_CHARS // 2, end)
+            space = body.rfind(" ", start + size // 2, end)
             end = space if space > start else end
         out.append(body[start:end].strip())
         start = end + 1
@@ -140,12 +140,13 @@ def _chunks(body: str) -> list[str]:
 def runin_parts(body: str) -> list[tuple[str, str]]:
     """(name, text) of each run-in part of a body: a part runs to the next one."""
     out: list[tuple[str, str]] = []
-    for line in body.splitlines():
-        m = _PART.match(line.strip())
+    for raw in body.splitlines():
+        line = raw.strip()
+        m = _PART.match(line)
         if m:
-            out.append((m.group(1), line.strip()))
+            out.append((m.group(1), line))
         elif out:
-            out[-1] = (out[-1][0], f"{out[-1][1]} {line.strip()}")
+            out[-1] = (out[-1][0], f"{out[-1][1]} {line}")
     return out
 
 
@@ -178,9 +179,7 @@ def named_parts(entries: list[Entry], targets: list[int]) -> dict[int, list[tupl
 
 def _part_window(name: str, text: str) -> str:
     """A part's window: its own name and the opening of its text, cut at a word."""
-    if len(text) > PART_CHARS:
-        cut = text.rfind(" ", PART_CHARS // 2, PART_CHARS)
-        text = text[:cut if cut > 0 else PART_CHARS]
+    text = _chunks(text, PART_CHARS, 1)[0]
     return text if text.lower().startswith(name.lower()) else f"{name}. {text}"
 
 
