@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Fit and report `ask`'s confidence (gmtool.query.confidence) and its default --min-score.
 
-Questions: the development questions (../shared/eval/dev_ask.jsonl, more/ask.jsonl, more2/ask.jsonl)
+Questions: the development questions (../shared/eval/dev_ask.jsonl, more/ask.jsonl, more2/ask.jsonl, md-more/ask.jsonl)
 and 30 off-topic or nonsense ones (bench/data/offtopic_questions.txt). The odd-numbered questions of
 each list fit; the even-numbered ones are reported apart. A development question "loses its right
 answer" when the answer is in its top 10 with no score floor but not at the default --min-score;
 an off-topic question "returns nothing" when no result clears the default --min-score.
 
 Usage: python bench/ask_calibration.py LIBRARY [LIBRARY ...] [--fit] [--keyword]   (each scanned with
-embeddings, e.g. all of ../shared/corpus/pdf, md and pdf-more, and the 4-book library of ../shared/eval/mklib.sh:
-a question's evidence depends on what else the library holds, so the fit pools libraries of different sizes).
+embeddings, e.g. make eval's libraries kept with `bench/eval.py --keep DIR`: DIR/all, DIR/eval, DIR/mdmore and
+DIR/all-md; a question's evidence depends on what else the library holds, so the fit pools libraries of
+different sizes; a question counts only in a library that holds its answer).
 Without --fit it reports the values in query.ranking, per library and pooled. With --keyword the questions
 are asked with `--ranker bm25`, as a library without vectors or a model answers them, and the keyword
 mode's ramp (coverage_low, coverage_high: the share of the question's words one entry holds) is fitted or
-reported instead, at the same default --min-score, with ../shared/eval/md-more/ask.jsonl's questions too.
+reported instead, at the same default --min-score.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval"
-GOLD = [EVAL / "dev_ask.jsonl", EVAL / "more" / "ask.jsonl", EVAL / "more2" / "ask.jsonl"]
-# the keyword ramp is fitted later, with md-more's paraphrased questions too (they hold fewer of the words)
-KEYWORD_GOLD = [*GOLD, EVAL / "md-more" / "ask.jsonl"]
+# md-more's paraphrased questions hold fewer of the words, and Markdown shelves are judged too
+GOLD = [EVAL / "dev_ask.jsonl", EVAL / "more" / "ask.jsonl", EVAL / "more2" / "ask.jsonl", EVAL / "md-more" / "ask.jsonl"]
 OFFTOPIC = REPO / "bench" / "data" / "offtopic_questions.txt"
 
 
@@ -60,7 +60,7 @@ def features(lib: Path, ranker: str = "hybrid") -> list[dict[str, Any]]:
 
     ask_mod.confidence = record  # type: ignore[assignment]
     eng = Engine(lib)
-    dev = [g for path in (KEYWORD_GOLD if ranker == "bm25" else GOLD) for g in _load(path)]
+    dev = [g for path in GOLD for g in _load(path)]
     off = [{"query": q.strip()} for q in OFFTOPIC.open() if q.strip() and not q.startswith("#")]
     rows = []
     for kind, questions in (("dev", dev), ("off", off)):

@@ -60,7 +60,7 @@ def test_members_of_a_long_rules_list_stand_alone_and_the_list_keeps_its_lead() 
     entries = _entries("rule", LIST_MIN_CHARS // 4)
     assert fold_targets(entries) == list(range(len(entries)))
     assert own_bodies(entries)[1] == "The lead."
-    idx, texts = units(entries)
+    idx, texts, _ = units(entries)
     assert set(range(2, len(entries))) <= set(idx)  # each member has windows of its own
     assert all("Member" not in t for i, t in zip(idx, texts, strict=True) if i == 1)
 

@@ -43,11 +43,11 @@ def test_run_in_parts_run_to_the_next_part() -> None:
 
 def test_a_monsters_trait_is_a_unit_of_its_own_that_names_the_monster() -> None:
     entries = _bestiary(n_biters=4)
-    idx, texts = units(entries)
+    idx, texts, _ = units(entries)
     basilisk = [t for i, t in zip(idx, texts, strict=True) if i == 1]
-    gaze = [t for t in basilisk if t.startswith("Basilisk (monster): Petrifying Gaze.")]
+    gaze = [t for t in basilisk if t.startswith("Monsters > Basilisk (monster): Petrifying Gaze.")]
     assert len(gaze) == 1
-    assert len(gaze[0]) <= len("Basilisk (monster): ") + PART_CHARS
+    assert len(gaze[0]) <= len("Monsters > Basilisk (monster): ") + PART_CHARS
     assert not any(": Keen Sight." in t for t in basilisk)  # too short to say anything alone
 
 
@@ -58,6 +58,18 @@ def test_a_part_every_monster_prints_is_a_template_slot_not_a_unit() -> None:
     # in a book where few monsters print it, the same part is a unit
     few = _bestiary(n_biters=1)
     assert "Bite" in {name for found in named_parts(few, fold_targets(few)).values() for name, _ in found}
+
+
+def test_a_template_part_with_much_to_say_is_still_a_unit() -> None:
+    """A vampire's Bite says what no other Bite does (it drains the victim): a template slot whose
+    own text is long stays a unit; the short Bites around it do not."""
+    drain = (BITE + " The target's hit point maximum is reduced by an amount equal to the necrotic damage taken, "
+             "and the vampire regains hit points equal to that amount. The target dies if this reduces its "
+             "hit point maximum to 0.")
+    entries = [*_bestiary(n_biters=4), _monster("Vampire", drain)]
+    parts = named_parts(entries, fold_targets(entries))
+    assert [name for name, _ in parts[len(entries) - 1]] == ["Bite"]
+    assert not any(name == "Bite" for i, found in parts.items() if i != len(entries) - 1 for name, _ in found)
 
 
 def test_parts_of_other_types_and_folded_subsections() -> None:
@@ -71,9 +83,10 @@ def test_parts_of_other_types_and_folded_subsections() -> None:
                Entry(title="Foes", level=1, page=5, content_type="rule", body=""),
                _monster("Wraith"), child]
     entries[3].parent = 2
-    idx, texts = units(entries)
-    assert not any(t.startswith("Warden (class): ") for t in texts)
-    drain = [t for i, t in zip(idx, texts, strict=True) if t.startswith("Wraith (monster): Life Drain.")]
+    idx, texts, _ = units(entries)
+    assert not any(t.startswith("Book > Warden (class): ") for t in texts)
+    assert any(t.startswith("Book > Warden (class). Stone Skin.") for t in texts)
+    drain = [t for i, t in zip(idx, texts, strict=True) if t.startswith("Foes > Wraith (monster): Life Drain.")]
     assert len(drain) == 1
     assert idx[texts.index(drain[0])] == 3  # rolls up to the monster
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, PARTS_VERSION, units
+from gmtool.rank.units import CHUNK_CHARS, MAX_CHUNKS, UNITS_VERSION, Units, units
 from gmtool.settings import Settings
 from gmtool.storage.checksums import record
 from gmtool.storage.vectors import has_unit_index, save_unit_index
@@ -69,15 +69,15 @@ def _embed_books(index_dir: Path, manifest: Manifest, emb: Embedder, vs: VectorS
     from gmtool.storage import store
 
     copies = _copy_groups(index_dir, manifest)
-    first: dict[int, list[str]] = {}  # copy group -> the windows of its first book
-    todo: list[tuple[str, list[int], list[str]]] = []
+    first: dict[int, list[tuple[str, float]]] = {}  # copy group -> the windows of its first book
+    todo: list[tuple[str, Units]] = []
     for sid in sorted(manifest.sources):
         rec = store.load_source(index_dir, sid, manifest.sources[sid].sha256)
-        idx, texts = units(rec.entries)
+        u = units(rec.entries)
         if copies is not None:
-            idx, texts = _share_copies(idx, texts, copies[sid], first)
-        todo.append((sid, idx, texts))
-    total = sum(len(t) for _, _, t in todo)
+            u = _share_copies(u, copies[sid], first)
+        todo.append((sid, u))
+    total = sum(len(u.texts) for _, u in todo)
     done = [0]
 
     def tick(n: int) -> None:
@@ -87,11 +87,12 @@ def _embed_books(index_dir: Path, manifest: Manifest, emb: Embedder, vs: VectorS
 
     known: dict[str, Any] = {}
     generated = 0
-    for sid, idx, texts in todo:
+    for sid, u in todo:
         before = done[0]
-        generated += vs.update(sid, texts, emb, progress=tick, known=known, source=manifest.sources[sid].sha256)
-        done[0] = before + len(texts)
-        record(manifest.state.checksums, index_dir, *vs.written, save_unit_index(index_dir, sid, idx, texts))
+        generated += vs.update(sid, u.texts, emb, progress=tick, known=known, source=manifest.sources[sid].sha256)
+        done[0] = before + len(u.texts)
+        record(manifest.state.checksums, index_dir, *vs.written,
+               save_unit_index(index_dir, sid, u.idx, u.texts, u.weights))
         vs.written.clear()
         if progress:
             progress(done[0], total, f"embedding sections ({sid} done)")
@@ -124,25 +125,25 @@ def _copy_groups(index_dir: Path, manifest: Manifest) -> dict[str, list[int]] | 
     return out
 
 
-def _share_copies(idx: list[int], texts: list[str], copy: list[int],
-                  first: dict[int, list[str]]) -> tuple[list[int], list[str]]:
+def _share_copies(u: Units, copy: list[int], first: dict[int, list[tuple[str, float]]]) -> Units:
     """One book's windows, an entry whose copy group an earlier book holds taking that book's."""
-    out_idx: list[int] = []
-    out_texts: list[str] = []
+    out = Units([], [], [])
     k = 0
-    while k < len(idx):
+    while k < len(u.idx):
         end = k
-        while end < len(idx) and idx[end] == idx[k]:
+        while end < len(u.idx) and u.idx[end] == u.idx[k]:
             end += 1
-        entry = idx[k]
+        entry = u.idx[k]
         group = copy[entry] if 0 <= entry < len(copy) else -1
-        windows = texts[k:end]
+        windows = list(zip(u.texts[k:end], u.weights[k:end], strict=True))
         if group >= 0:
             windows = first.setdefault(group, windows)
-        out_idx += [entry] * len(windows)
-        out_texts += windows
+        for text, weight in windows:
+            out.idx.append(entry)
+            out.texts.append(text)
+            out.weights.append(weight)
         k = end
-    return out_idx, out_texts
+    return out
 
 
 def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | None:
@@ -157,4 +158,4 @@ def _embed_stamp(manifest: Manifest, device: str, settings: Settings) -> str | N
     tok = str(settings.tokenizer or "")
     # the rewrite's version too: a new one is a new vector space, which the next scan must embed
     rewrite = "1" if settings.no_rewrite else REWRITE_VERSION
-    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}|{PARTS_VERSION}"
+    return f"{keyword_digest(manifest)}|{path}|{st.st_size}|{st.st_mtime_ns}|{tok}|{rewrite}|{device}|{CHUNK_CHARS}x{MAX_CHUNKS}|{UNITS_VERSION}"

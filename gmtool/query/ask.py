@@ -150,22 +150,27 @@ class _Dense:
                 if meta is not None and meta.get("fingerprint") != fingerprint:
                     self.other_space.append(sid)
                 continue
-            idx = load_unit_index(lib.index_dir, sid, len(vec))
-            if idx is None:
+            loaded = load_unit_index(lib.index_dir, sid, len(vec))
+            if loaded is None:
                 rec = lib.record(sid)
-                idx = units(rec.entries)[0] if rec is not None else []
+                u = units(rec.entries) if rec is not None else None
+                loaded = (u.idx, u.weights) if u is not None else ([], None)
+            idx, weights = loaded
             if len(vec) != len(idx):
                 self.missing.append(sid)
                 continue
-            mats.append(vec)
+            mats.append((vec, weights))
             off = lib.offsets[sid]
             gids.extend(off + i for i in idx)
-        # one float32 matrix, each book's float16 rows cast into their place (no per-book copy, no vstack)
-        dim = mats[0].shape[1] if mats else 384
-        self.matrix = np.empty((sum(len(m) for m in mats), dim), dtype=np.float32)
+        # one float32 matrix, each book's float16 rows cast into their place (no per-book copy, no
+        # vstack), then scaled by their windows' weights (rank.units.SHORT_SHRINK)
+        dim = mats[0][0].shape[1] if mats else 384
+        self.matrix = np.empty((sum(len(m) for m, _ in mats), dim), dtype=np.float32)
         at = 0
-        for m in mats:
+        for m, weights in mats:
             self.matrix[at:at + len(m)] = m
+            if weights is not None:
+                self.matrix[at:at + len(m)] *= np.asarray(weights, dtype=np.float32)[:, None]
             at += len(m)
         self.gids = np.asarray(gids, dtype=np.int64)
         self._windows: np.ndarray | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import NamedTuple
 
 from gmtool.types import Entry
 
@@ -13,6 +14,37 @@ CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
 # windows masked): MRR@10 0.858 with 4 windows, 0.858 with 3, 0.855 with 2; held-out more/ask
 # 0.609 / 0.609 / 0.609 and more2/ask 0.583 / 0.590 / 0.577. A 4th window costs 4 % of the tokens.
 MAX_CHUNKS = 3
+# A window is headed by the entry's parent heading as well as its own ("Damage and Healing >
+# Finishing Blows"): a rules section's title alone often says little of what it is about, and the
+# section above it ("Traps", "Combat") is the context a question names. A long entry (more than one
+# window) also gets a short lead window, its title and the opening LEAD_CHARS of its text: what a
+# section is about is said first, and a full window dilutes it with what follows.
+# WINDOWS_NOTE: measured by embedding each variant's windows for the make-eval libraries and scoring
+# them with bench/ask_sets.py's rule; sum of MRR@10 over the five ask sets, odd / even halves: 3.656 /
+# 3.535 before; parent heading alone 3.640 / 3.595; lead window alone 3.678 / 3.560; both, with long
+# template parts kept (PART_TEMPLATE_KEEP_CHARS) and SHORT_SHRINK, 3.635 / 3.658: the odd halves, the
+# constants' fitting half, do not prefer them, so the choice was made by sets instead. Over seven
+# sets (adding md-more/ask and dev_ask on the 15-book library with md-more), each set left out in
+# turn and the variant chosen among the 16 tried on the other six, all four together were chosen
+# every time; held-out MRR@10 dev_ask 0.859 -> 0.876 (4 books) and 0.804 -> 0.811 (15 books),
+# more/ask 0.701 -> 0.690, more2/ask 0.742 -> 0.747, md-more/ask 0.485 -> 0.518 (md-more alone) and
+# 0.366 -> 0.419 (15 books + md-more), dev_ask 0.767 -> 0.776 (15 books + md-more); sum 4.725 -> 4.837.
+# Tried and not kept: the two headings above (3.640 / 3.547), the parent heading on rules sections
+# only (3.627 / 3.641), windows of 350 characters, six of them (3.601 / 3.455), a lead of 150
+# (3.668 / 3.512) or 350 characters (3.654 / 3.581), and the question moved away from the library's
+# mean vector (hubness; 3.645-3.651 / 3.503-3.538).
+LEAD_CHARS = 250
+# A window with little text beyond its heading (a table row's name, a section whose text sits in
+# its subsections) is close to a question by its name alone, which the keyword side already
+# weighs: "Stone Golem (monster)" with nothing after it was the closest window to "monster that
+# turns people to stone". Its similarity counts times 1 - SHORT_SHRINK * (1 - min(c, SHORT_CHARS) /
+# SHORT_CHARS), c its characters after the heading. Fitted on the odd halves alone (before the
+# changes above): 3.656 -> 3.667 at 0.15 / 100 characters (0.3 / 100: 3.668, 0.15 / 200: 3.640);
+# even 3.535 -> 3.536. Beside the changes above, 3.642 / 3.637 -> 3.635 / 3.658, md-more/ask 0.505 ->
+# 0.518 and 0.406 -> 0.419 (15 books + md-more). Without it among the leave-one-set-out candidates
+# above, the other three are chosen for five of the seven sets (held-out sum 4.725 -> 4.759).
+SHORT_SHRINK = 0.15
+SHORT_CHARS = 100
 NUMERIC_LINE_SHARE = 0.3
 # Named parts of a stat block ("Petrifying Gaze.", "Regeneration.", an adversary's "Spit Acid -
 # Action:") are units of their own that roll up to the monster: a question about what a monster
@@ -34,7 +66,10 @@ PART_MIN_CHARS = 60  # a shorter part (once number-heavy lines are dropped) says
 # every entry: it tells the entries apart no better than their own windows do.
 PART_TEMPLATE_SHARE = 0.05
 PART_TEMPLATE_MIN = 3
-PARTS_VERSION = "parts-1"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
+# ...unless its own text is long: a vampire's Bite that drains its victim's hit point maximum says
+# more than the attack roll every Bite prints. Alone: 3.656 / 3.535 -> 3.654 / 3.582 (see WINDOWS_NOTE).
+PART_TEMPLATE_KEEP_CHARS = 200
+UNITS_VERSION = "units-2"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
 # A run-in part: a line opening with up to six capitalised words (small joining words allowed),
 # perhaps a parenthesis ("(Recharge 5-6)", "(1/Day)"), then '.', ':' or ' - Kind:', then its text.
 _PART = re.compile(
@@ -170,7 +205,8 @@ def named_parts(entries: list[Entry], targets: list[int]) -> dict[int, list[tupl
         for name, text in found:
             key = name.lower()
             clean = _clean_for_embedding(text)
-            if seen[key] > limit or key in names or len(clean) < PART_MIN_CHARS:
+            template = seen[key] > limit and len(clean) < PART_TEMPLATE_KEEP_CHARS
+            if template or key in names or len(clean) < PART_MIN_CHARS:
                 continue
             names.add(key)
             out.setdefault(i, []).append((name, clean))
@@ -183,19 +219,39 @@ def _part_window(name: str, text: str) -> str:
     return text if text.lower().startswith(name.lower()) else f"{name}. {text}"
 
 
-def units(entries: list[Entry]) -> tuple[list[int], list[str]]:
+def _head(entries: list[Entry], i: int) -> str:
+    """A window's heading: the parent's title, then the entry's own with its type."""
+    e = entries[i]
+    head = e.title if not e.content_type else f"{e.title} ({e.content_type})"
+    parent = entries[e.parent].title if e.parent is not None else ""
+    return f"{parent} > {head}" if parent else head
+
+
+class Units(NamedTuple):
+    """Parallel lists, one item per window: the entry it rolls up to, its text, and the weight
+    its similarity counts with (see SHORT_SHRINK)."""
+
+    idx: list[int]
+    texts: list[str]
+    weights: list[float]
+
+
+def _weight(chars: int) -> float:
+    return round(1.0 - SHORT_SHRINK * (1.0 - min(max(chars, 0), SHORT_CHARS) / SHORT_CHARS), 4)
+
+
+def units(entries: list[Entry]) -> Units:
     """What gets embedded: for each result-worthy entry (folded subsections are not), its text
-    (title, type, body and folded subsections, number-heavy lines dropped) in a few windows,
-    then one window per named part (named_parts). Returns parallel lists (entry index per
-    window, window text); an entry scores its best window."""
+    (parent and own title, type, body and folded subsections, number-heavy lines dropped) in a
+    few windows, a lead window when there is more than one, then one window per named part
+    (named_parts). An entry scores its best window."""
     targets = fold_targets(entries)
     parts = named_parts(entries, targets)
     extra: dict[int, list[str]] = {}
     for i, t in enumerate(targets):
         if t != i:
             extra.setdefault(t, []).append(f"{entries[i].title}: {_clean_for_embedding(entries[i].body)}")
-    idx: list[int] = []
-    texts: list[str] = []
+    out = Units([], [], [])
     own = own_bodies(entries)
     for i, e in enumerate(entries):
         if targets[i] != i:
@@ -203,12 +259,16 @@ def units(entries: list[Entry]) -> tuple[list[int], list[str]]:
         body = " ".join([_clean_for_embedding(own[i]), *extra.get(i, [])]).strip()
         if not body and not e.content_type and len(e.title) < 3:
             continue
-        head = e.title if not e.content_type else f"{e.title} ({e.content_type})"
-        for chunk in _chunks(body):
-            idx.append(i)
-            texts.append(f"{head}. {chunk}" if chunk else head)
+        head = _head(entries, i)
+        windows = [(f"{head}. {chunk}" if chunk else head, len(chunk)) for chunk in _chunks(body)]
+        if len(body) > CHUNK_CHARS:
+            lead = _chunks(body, LEAD_CHARS, 1)[0]
+            windows.append((f"{head}. {lead}", len(lead)))
         for name, text in parts.get(i, []):
-            idx.append(i)
-            texts.append(f"{head}: {_part_window(name, text)}")
-
-    return idx, texts
+            part = _part_window(name, text)
+            windows.append((f"{head}: {part}", len(part)))
+        for text, chars in windows:
+            out.idx.append(i)
+            out.texts.append(text)
+            out.weights.append(_weight(chars))
+    return out

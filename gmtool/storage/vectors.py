@@ -144,11 +144,16 @@ def has_vectors(index_dir: Path) -> bool:
     return any(vectors_dir(index_dir).glob("*.npy"))
 
 
-def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str]) -> Path:
-    """Which entry each vector belongs to, so a query never has to rebuild the windows."""
+def save_unit_index(index_dir: Path, sid: str, idx: list[int], texts: list[str],
+                    weights: list[float] | None = None) -> Path:
+    """Which entry each vector belongs to, and the weight its similarity counts with (rank.units:
+    omitted when all are 1), so a query never has to rebuild the windows."""
     digest = section_key("\x1f".join(texts))
     path = unit_index_file(index_dir, sid)
-    atomic_write(path, orjson.dumps({"digest": digest, "idx": idx}))
+    data: dict[str, Any] = {"digest": digest, "idx": idx}
+    if weights is not None and any(w != 1.0 for w in weights):
+        data["weights"] = weights
+    atomic_write(path, orjson.dumps(data))
     return path
 
 
@@ -156,13 +161,19 @@ def has_unit_index(index_dir: Path, sid: str) -> bool:
     return unit_index_file(index_dir, sid).exists()
 
 
-def load_unit_index(index_dir: Path, sid: str, n: int) -> list[int] | None:
+def load_unit_index(index_dir: Path, sid: str, n: int) -> tuple[list[int], list[float] | None] | None:
+    """(entry per vector, weights or None when all are 1) for `n` vectors; None when unreadable."""
     try:
         data = orjson.loads(unit_index_file(index_dir, sid).read_bytes())
         idx = data["idx"]
-    except (OSError, ValueError, KeyError, TypeError):
+        weights = data.get("weights")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return idx if isinstance(idx, list) and len(idx) == n else None
+    if not isinstance(idx, list) or len(idx) != n:
+        return None
+    if weights is not None and (not isinstance(weights, list) or len(weights) != n):
+        return None
+    return idx, weights
 
 
 def embedding_status(index_dir: Path, metas: dict[str, SourceMeta], space: str | None,
