@@ -126,6 +126,27 @@ def test_kind_word_means_a_monster_unless_another_type_is_named() -> None:
     assert read_intent("a fiery explosion", kinds).kinds == set()
 
 
+def test_a_type_named_past_the_leading_phrase_is_a_participant_not_the_answer() -> None:
+    kinds = {"undead", "giant"}
+    for question, types in (
+        ("spell that hurls a ball of fire", {"spell"}),
+        ("a tanky spellcaster class", {"class"}),
+        ("which spell lets me fly", {"spell"}),
+        ("creature disguised as a treasure chest", {"monster"}),
+        ("a flying creature that breathes fire", {"monster"}),
+        ("the move for attacking an enemy in melee", set()),
+        ("musician who casts spells", set()),
+        ("slow a creature's fall", set()),
+        ("killing a helpless enemy who is already down", set()),
+        ("wizard getting spell slots back during a short rest", set()),
+        ("can my character pick up abilities from a second class", set()),
+        ("belt that grants giant strength", set()),
+        ("what happens to a creature that has been turned to stone", {"rule", "condition"}),
+        ("what does the stunned condition do", {"condition"}),
+    ):
+        assert read_intent(question, kinds).types == types, question
+
+
 def test_library_kinds_come_from_the_stat_blocks() -> None:
     types = ["monster", "monster", "monster", "spell"]
     fields = [{"type": "undead"}, {"type": "Undead"}, {"type": "ooze"}, {"type": "undead"}]
@@ -202,7 +223,9 @@ def test_a_question_naming_a_presence_field_prefers_entries_that_have_it() -> No
 
 def test_a_quality_counts_only_where_the_question_names_a_type() -> None:
     tank = read_intent("a human fighting something much bigger like a dragon or a tank", {"dragon"})
-    assert tank.concepts and "monster" in tank.types and not tank.named_types  # the kind alone asks for no fields
+    assert tank.concepts and not tank.types and not tank.named_types
+    dragon = read_intent("a dragon tough enough to tank a siege", {"dragon"})
+    assert dragon.concepts and dragon.types == {"monster"} and not dragon.named_types  # a kind asks for no fields
     assert read_intent("a tanky spellcaster class", set()).named_types
 
 
