@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -66,6 +67,18 @@ QUESTIONS: list[tuple[str, Path, str]] = [
     ("md-more/ask", EVAL / "md-more" / "ask.jsonl", "all+md"),
     ("md-more/search", EVAL / "md-more" / "search.jsonl", "all+md"),
     ("dev_ask", EVAL / "dev_ask.jsonl", "all+md"),
+]
+# Issue #20's acceptance item 4, on the `all` library: (question, gmtool ask options, the bar, its check on the
+# result titles in order)
+EXAMPLES: list[tuple[str, list[str], str, Callable[[list[str]], bool]]] = [
+    ("a tanky spellcaster class", [], "Cleric or Paladin above Sorcerer and Wizard",
+     lambda t: _rank(t, "Cleric", "Paladin") < _rank(t, "Sorcerer", "Wizard")),
+    ("monster that turns people to stone", ["--type", "monster"], "Basilisk or Medusa first",
+     lambda t: _rank(t, "Basilisk", "Medusa") == 0),
+    ("a monster that regenerates unless burned", ["--type", "monster"], "Troll in the top 3",
+     lambda t: _rank(t, "Troll") < 3),
+    ("undead that drain life", ["--type", "monster", "--where", "type=undead"], "Vampire, Wraith, Specter in the top 5",
+     lambda t: all(_rank(t, n) < 5 for n in ("Vampire", "Wraith", "Specter"))),
 ]
 LIBRARIES = ("eval", "all", "more", "mdmore", "all+md")
 # The libraries scanned while the small ones' questions are scored (the big two, in this order).
@@ -189,6 +202,20 @@ def lobo_typed(env: dict[str, str]) -> dict[str, float | None]:
     return json.loads(p.stdout)["typed"]
 
 
+def _rank(titles: list[str], *names: str) -> int:
+    """The best 0-based rank of any of `names` (case-insensitive), len(titles) when none is there."""
+    wanted = {n.lower() for n in names}
+    return next((k for k, t in enumerate(titles) if t.lower() in wanted), len(titles))
+
+
+def examples(lib: Path, env: dict[str, str]) -> None:
+    print("\nExamples (#20 item 4; library `all`, hybrid, top 5)")
+    for question, opts, bar, check in EXAMPLES:
+        out = _json_of([GMTOOL, "ask", question, *opts, "--json", "--limit", "10", "--library", str(lib)], env)
+        titles = [h["title"] for h in out.get("results", [])]
+        print(f"{'pass' if check(titles) else 'FAIL'}  {question!r}: {bar}\n      {' | '.join(titles[:5])}")
+
+
 def fmt(v: float | None) -> str:
     return "    - " if v is None else f"{v:6.3f}"
 
@@ -248,6 +275,7 @@ def main() -> None:
             h, k = res[(name, gold, lib, "hybrid")], res[(name, gold, lib, "keyword")]
             print(f"{name:14s} {lib:8s} {h['queries']:3d} {h['mrr@10']:8.3f} {h['odd']:6.3f} {h['even']:6.3f} "
                   f"{h['recall@10']:8.3f} {k['mrr@10']:8.3f} {k['recall@10']:8.3f}")
+        examples(libs["all"], env)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
     if not a.keep:
         shutil.rmtree(root, ignore_errors=True)
