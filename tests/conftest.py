@@ -120,6 +120,37 @@ def sample_embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dic
     return root / "sample", facts
 
 
+@pytest.fixture(scope="session")
+def sample_cpu_embedded(sample_embedded: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample library with vectors from the CPU's optimised graph, on any host: `sample_embedded`
+    itself where its scan ran on the CPU, else (a GPU host's default scan uses the GPU and the
+    shipped graph) a copy scanned once with --device cpu. Read-only."""
+    from gmtool.engine import Engine
+    from gmtool.index.embedding import graph_of
+
+    if graph_of(Engine(sample_embedded[0]).library().manifest.state.vector_space) == "rewrite":
+        return sample_embedded[0]
+
+    def build(root: Path) -> dict[str, Any]:
+        shutil.copytree(SAMPLE, root / "sample", ignore=shutil.ignore_patterns(".gmtool"))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv("GMTOOL_MODEL", raising=False)
+            mp.delenv("GMTOOL_NO_REWRITE", raising=False)
+            report = Engine(root / "sample").scan(device="cpu")
+        assert not report.failed and report.embeddings_generated > 0, report
+        return {}
+
+    return build_once(tmp_path_factory, "sample-cpu-embedded", build)[0] / "sample"
+
+
+@pytest.fixture
+def cpu_embedded_copy(sample_cpu_embedded: Path, tmp_path: Path) -> Path:
+    """A private copy of `sample_cpu_embedded` (vectors of the CPU graph), to rescan or edit."""
+    dest = tmp_path / "sample"
+    shutil.copytree(sample_cpu_embedded, dest)
+    return dest
+
+
 @pytest.fixture
 def embedded_copy(sample_embedded: tuple[Path, dict[str, Any]], tmp_path: Path) -> Path:
     """A private copy of `sample_embedded`, index and vectors included (mtimes kept), to rescan or edit."""

@@ -227,10 +227,10 @@ def test_changed_model_reembeds_everything(embedded_copy: Path, sample_embedded:
     assert all(VectorStore(sample_lib / ".gmtool").has(sid, fp) for sid in ("bestiary", "grimoire", "lantern-coast"))
 
 
-def test_no_rewrite_switch_reembeds(embedded_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_rewrite_switch_reembeds(cpu_embedded_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One book shows the switch (the shipped graph embeds about 4x slower than the optimised
     one); that a new fingerprint re-embeds every book is test_changed_model_reembeds_everything."""
-    sample_lib = embedded_copy  # embedded with the optimised graph
+    sample_lib = cpu_embedded_copy  # embedded with the optimised graph
     for other in ("bestiary.pdf", "grimoire.pdf"):
         (sample_lib / other).unlink()
     store_dir = sample_lib / ".gmtool"
@@ -248,16 +248,16 @@ def test_no_rewrite_switch_reembeds(embedded_copy: Path, monkeypatch: pytest.Mon
     assert plain != optimised["fingerprint"] and VectorStore(store_dir).has("lantern-coast", plain)
 
 
-def test_index_of_an_older_rewrite_is_reembedded(embedded_copy: Path) -> None:
+def test_index_of_an_older_rewrite_is_reembedded(cpu_embedded_copy: Path) -> None:
     """An index whose vectors an older version of the CPU rewrite made (another vector space,
     recorded in its keys files and embedding stamp) is embedded again by the next scan, though
     no book changed; otherwise `ask` would stay keyword-only after an upgrade."""
     from gmtool.rank.model_files import REWRITE_VERSION
 
-    sample_lib = embedded_copy
+    sample_lib = cpu_embedded_copy
     for other in ("bestiary.pdf", "grimoire.pdf"):
         (sample_lib / other).unlink()
-    Engine(sample_lib).scan()
+    Engine(sample_lib).scan(device="cpu")
     store_dir = sample_lib / ".gmtool"
     keys_file = next((store_dir / "vectors").glob("lantern-coast*.keys.json"))
     current = json.loads(keys_file.read_text())
@@ -269,7 +269,7 @@ def test_index_of_an_older_rewrite_is_reembedded(embedded_copy: Path) -> None:
     assert f"|{REWRITE_VERSION}|" in raw["state"]["embed_stamp"]
     raw["state"]["embed_stamp"] = raw["state"]["embed_stamp"].replace(f"|{REWRITE_VERSION}|", "|r0|")
     manifest.write_text(json.dumps(raw))
-    again = Engine(sample_lib).scan()
+    again = Engine(sample_lib).scan(device="cpu")  # the CPU's graph (a GPU host's default scan uses the GPU)
     assert again.unchanged == 1 and again.embeddings_generated > 0
     res = Engine(sample_lib).ask(TANK)
     assert res.mode == "hybrid" and not res.warnings, res.warnings
@@ -306,14 +306,23 @@ def test_unknown_device_is_a_usage_error(lib: Path) -> None:
 
 
 @pytest.mark.cuda
-def test_cuda_device_matches_cpu(lib: Path, eng: Engine) -> None:
+def test_cuda_device_matches_cpu(tmp_path: Path) -> None:
+    """A library scanned on the GPU (its vectors from the shipped graph) answers alike on the GPU
+    and on the CPU (which then runs the shipped graph too)."""
+    import shutil
+
     import onnxruntime as ort
 
     if "CUDAExecutionProvider" not in ort.get_available_providers():
         pytest.skip("onnxruntime has no CUDAExecutionProvider (install onnxruntime-gpu)")
     if not os.path.exists("/dev/nvidiactl"):
         pytest.skip("no NVIDIA GPU (/dev/nvidiactl is missing)")
-    cpu = [h.title for h in eng.ask(TANK, device="cpu").results[:3]]
+    lib = tmp_path / "sample"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "gmtool" / "sample", lib,
+                    ignore=shutil.ignore_patterns(".gmtool"))
+    report = Engine(lib).scan(device="cuda")
+    assert not report.failed and not report.warnings and report.embeddings_generated > 0, report
+    cpu = [h.title for h in Engine(lib).ask(TANK, device="cpu").results[:3]]
     gpu_eng = Engine(lib)
     res = gpu_eng.ask(TANK, device="cuda")
     assert gpu_eng.embedder("cuda").device == "cuda"

@@ -72,9 +72,8 @@ def _ask(*args: str) -> dict[str, Any]:
     return json.loads(res.stdout)
 
 
-def test_ask_never_opens_a_cuda_session_unless_asked(gpu: FakeCuda, gpu_built: Path,
-                                                    sample_embedded: tuple[Path, dict[str, Any]]) -> None:
-    for lib in (gpu_built, sample_embedded[0]):  # built on the (fake) GPU, and on the CPU
+def test_ask_never_opens_a_cuda_session_unless_asked(gpu: FakeCuda, gpu_built: Path, sample_cpu_embedded: Path) -> None:
+    for lib in (gpu_built, sample_cpu_embedded):  # built on the (fake) GPU, and on the CPU
         out = _ask(TANK, "-L", str(lib))
         assert out["mode"] == "hybrid" and not out["warnings"], out["warnings"]
         assert out["results"][0]["title"] == "Bulwark Mage"
@@ -105,9 +104,8 @@ def test_gpu_graph_gives_the_cpu_graphs_vectors(gpu: FakeCuda) -> None:
     assert cos.min() > 0.9999
 
 
-def test_cuda_question_on_a_cpu_built_index_stays_on_the_cpu(gpu: FakeCuda,
-                                                            sample_embedded: tuple[Path, dict[str, Any]]) -> None:
-    out = _ask(TANK, "--device", "cuda", "-L", str(sample_embedded[0]))
+def test_cuda_question_on_a_cpu_built_index_stays_on_the_cpu(gpu: FakeCuda, sample_cpu_embedded: Path) -> None:
+    out = _ask(TANK, "--device", "cuda", "-L", str(sample_cpu_embedded))
     assert gpu.opened == 0
     assert out["mode"] == "hybrid" and out["results"][0]["title"] == "Bulwark Mage"
     assert any(w.startswith("GPU_NOT_USED") and "gmtool scan" in w for w in out["warnings"]), out["warnings"]
@@ -152,9 +150,8 @@ def test_doctor_without_a_gpu(monkeypatch: pytest.MonkeyPatch, gpu_built: Path) 
     assert data["runtime"]["cuda"]["usable"] is False
 
 
-def test_server_answers_on_the_cpu_then_on_the_gpu(gpu: FakeCuda, gpu_built: Path,
-                                                  sample_embedded: tuple[Path, dict[str, Any]]) -> None:
-    assert Engine(sample_embedded[0]).warm_gpu() is None  # CPU-graph vectors: the GPU could not query them
+def test_server_answers_on_the_cpu_then_on_the_gpu(gpu: FakeCuda, gpu_built: Path, sample_cpu_embedded: Path) -> None:
+    assert Engine(sample_cpu_embedded).warm_gpu() is None  # CPU-graph vectors: the GPU could not query them
     eng = Engine(gpu_built)
     first = eng.ask(TANK)  # before any warm-up: the CPU
     assert gpu.opened == 0 and first.mode == "hybrid"
