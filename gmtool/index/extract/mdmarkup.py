@@ -28,19 +28,78 @@ _BOX = re.compile(r"^\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+(?P<inner>[^{}]+?)\s*(?:\{
 _COLUMN_BREAK = re.compile(r"\s*<[-=]{2,}>\s*")
 _BOX_VALUE = re.compile(r"\s+(?:---|\u2014)\s+")  # "Rolling Boulder --- 6 (12)": a name, then its values
 _EM_DASH = re.compile(r"(?<=\w)---(?=\w)|(?<=\s)---(?=\s)")  # pandoc's em dash: "Abilities---A"
+_PARA_BREAK = re.compile(r"</p\s*>|<br\s*/?>", re.IGNORECASE)
+# A layout table's label cell holds short names ("AC", "Hit Points") and its value cell short values
+# ("24", "1d8+2"): longer cells are text, read as it stands.
+LABEL_CHARS = 20
+VALUE_CHARS = 12
 
 
 def _blank_keeping_lines(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
 
+def _paragraphs(cell: str) -> list[str]:
+    """A cell's paragraphs (`<p>`s, lines a `<br>` breaks), as text."""
+    parts = _PARA_BREAK.split(cell)
+    return [t for t in (" ".join(inline_text(p).split()) for p in parts) if t]
+
+
+def _is_field(text: str, limit: int) -> bool:
+    return len(text) <= limit and len(text.split()) <= 3
+
+
+def _layout_lines(cells: list[list[str]]) -> list[str]:
+    """A layout table's one row as the lines it shows: a cell of short labels beside a cell of as
+    many short values as "label: value" lines, first (a stat block laid out as a table: "AC", "PD",
+    "HP" beside "24", "22", "270", which a stat block prints at its head), then each other cell's
+    paragraphs in turn."""
+    fields: list[str] = []
+    text: list[str] = []
+    k = 0
+    while k < len(cells):
+        here = cells[k]
+        there = cells[k + 1] if k + 1 < len(cells) else []
+        if (len(here) >= 2 and len(there) == len(here) and all(_is_field(t, LABEL_CHARS) for t in here)
+                and all(_is_field(t, VALUE_CHARS) for t in there)):
+            fields += [f"{label}: {value}" for label, value in zip(here, there, strict=True)]
+            k += 2
+            continue
+        text += here
+        k += 1
+    return fields + text
+
+
+def _layout(block: str, rows: list[re.Match[str]]) -> str | None:
+    """A raw table that lays out one thing rather than listing things: one row of text whose cells hold
+    several paragraphs each (pandoc writes a stat block so). Its lines, placed from the row's start
+    within the table's own lines (the line count is unchanged); None for any other table."""
+    full = [[_paragraphs(c) for c in _CELL.findall(r.group(1))] for r in rows]
+    full = [[c for c in cells if c] for cells in full]
+    filled = [(r, cells) for r, cells in zip(rows, full, strict=True) if cells]
+    if len(filled) != 1 or sum(len(c) >= 2 for c in filled[0][1]) < 2:
+        return None
+    row, cells = filled[0]
+    lines = [""] * (block.count("\n") + 1)
+    start = block.count("\n", 0, row.start())
+    shown = _layout_lines(cells)
+    room = len(lines) - start
+    shown = shown[: room - 1] + [" ".join(shown[room - 1:])] if len(shown) > room else shown
+    lines[start:start + len(shown)] = shown
+    return "\n".join(lines)
+
+
 def _table_as_pipes(match: re.Match[str]) -> str:
     """A raw `<table>` as pipe rows, each on the line its `<tr>` starts on, so it reads like a
-    Markdown table and its rows keep their line numbers."""
+    Markdown table and its rows keep their line numbers; a layout table (see _layout) as its text."""
     block = match.group(0)
+    rows = list(_ROW.finditer(block))
+    laid = _layout(block, rows) if "<p" in block or "<br" in block else None
+    if laid is not None:
+        return laid
     lines = [""] * (block.count("\n") + 1)
     at = []
-    for row in _ROW.finditer(block):
+    for row in rows:
         cells = [" ".join(inline_text(c).split()) for c in _CELL.findall(row.group(1))]
         if any(cells):
             at.append(block.count("\n", 0, row.start()))

@@ -1,0 +1,116 @@
+"""A stat block laid out as a raw HTML table (as pandoc writes one) reads as the text it shows, its
+label cell beside its value cell as "label: value" lines at its head, so a bestiary of such blocks
+types its creatures (#27: "a creature chapter with stat lines types its creatures").
+
+Through the engine on generated Markdown: `show` text, line numbers, `toc` types.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gmtool.engine import Engine
+
+
+PROSE = """
+<p><em>Resist fire 16+:</em> When a fire attack targets this creature, the attacker must roll a natural
+16+ on the attack roll or it only deals half damage.</p>
+<p><em>Warlord of the pack:</em> As a standard action, it can command one nearby ally that has
+resistance to fire to make a melee attack as a free action.</p>
+<p><em>Unquenchable:</em> Enemies engaged with it take a –5 penalty to saves against ongoing damage.</p>"""
+
+
+def _block(name: str, role: str, kind: str, attack: str, defences: tuple[int, int, int, int], prose: str = "") -> str:
+    """One creature as a pandoc layout table: size/level/role/kind, its powers, labels, values."""
+    ac, pd, md, hp = defences
+    return f"""#### {name}
+
+<table>
+<colgroup>
+<col style="width: 16%" />
+<col style="width: 72%" />
+</colgroup>
+<tbody>
+<tr class="odd">
+<td><p>Normal</p>
+<p>3<sup>rd</sup> level</p>
+<p>{role}</p>
+<p>{kind}</p></td>
+<td><p>Initiative: +7</p>
+<p><strong>{attack} +7 vs. AC</strong>—10 damage</p>
+<p><em>Natural even hit:</em> The target is dazed until the end of its next turn.</p>{prose}</td>
+<td><p><strong>AC</strong></p>
+<p><strong>PD</strong></p>
+<p><strong>MD</strong></p>
+<p><strong>HP</strong></p></td>
+<td><p>{ac}</p>
+<p>{pd}</p>
+<p>{md}</p>
+<p>{hp}</p></td>
+</tr>
+<tr class="even">
+<td></td>
+<td></td>
+</tr>
+</tbody>
+</table>
+
+"""
+
+
+FAMILIES = {
+    "Gnoll": [("Gnoll Savage", "Troop", "Humanoid", "Spear"), ("Gnoll Ranger", "Archer", "Humanoid", "Hand axes")],
+    "Giant": [("Hill Giant", "Wrecker", "Giant", "Club"), ("Frost Giant", "Spoiler", "Giant", "Icy axe")],
+    "Ghouls": [("Ghoul", "Spoiler", "Undead", "Claws"), ("Ghoul Fleshripper", "Wrecker", "Undead", "Bite")],
+}
+
+
+def _bestiary(lib: Path) -> Path:
+    text = "# Bestiary\n\n## Creatures\n\n"
+    for family, members in FAMILIES.items():
+        text += f"### {family}\n\nThey hunt in packs and fear fire.\n\n"
+        for k, (name, role, kind, attack) in enumerate(members):
+            # the first of each family says more in prose than in fields: alone it reads as rules text
+            text += _block(name, role, kind, attack, (17 + k, 15, 12, 40 + 6 * k), PROSE if k == 0 else "")
+    text += "## Running Fights\n\nKeep the fight moving: describe, ask, roll.\n"
+    lib.mkdir()
+    path = lib / "bestiary.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_layout_table_reads_as_its_fields_then_its_text(tmp_path: Path) -> None:
+    path = _bestiary(tmp_path / "lib")
+    eng = Engine(tmp_path / "lib")
+    eng.scan(embed=False)
+    body = eng.read("bestiary", "Gnoll Ranger").text
+    lines = [x.strip() for x in body.splitlines() if x.strip()]
+    assert lines[:4] == ["AC: 18", "PD: 15", "MD: 12", "HP: 46"]
+    assert "Initiative: +7" in lines and "Hand axes +7 vs. AC—10 damage" in lines
+    assert not any("|" in x or "<" in x for x in lines)
+    # the table keeps its lines: every heading is where the file has it
+    toc = {n["title"]: n["line"] for n in _flat(eng.toc("bestiary").entries)}
+    source = path.read_text(encoding="utf-8").splitlines()
+    for title, line in toc.items():
+        assert source[line - 1].lstrip("#").strip() == title, title
+
+
+def test_a_bestiary_of_layout_tables_types_its_creatures(tmp_path: Path) -> None:
+    _bestiary(tmp_path / "lib")
+    eng = Engine(tmp_path / "lib")
+    eng.scan(embed=False)
+    types = {n["title"]: n["content_type"] for n in _flat(eng.toc("bestiary").entries)}
+    creatures = [name for members in FAMILIES.values() for name, *_ in members]
+    assert all(types[c] == "monster" for c in creatures), types
+    assert all(types[f] != "monster" for f in FAMILIES), types  # a family heading groups them
+    assert types["Running Fights"] != "monster"
+    found = eng.search("ghoul fleshripper", types=["monster"]).results
+    assert found and found[0].title == "Ghoul Fleshripper"
+
+
+def _flat(nodes: list) -> list:
+    out = []
+    for n in nodes:
+        out.append(n)
+        out.extend(_flat(n["children"]))
+    return out
