@@ -84,7 +84,7 @@ def _layout(block: str, rows: list[re.Match[str]]) -> str | None:
     start = block.count("\n", 0, row.start())
     shown = _layout_lines(cells)
     room = len(lines) - start
-    shown = shown[: room - 1] + [" ".join(shown[room - 1:])] if len(shown) > room else shown
+    shown = [*shown[:room - 1], " ".join(shown[room - 1:])] if len(shown) > room else shown
     lines[start:start + len(shown)] = shown
     return "\n".join(lines)
 
