@@ -114,3 +114,17 @@ def _flat(nodes: list) -> list:
         out.append(n)
         out.extend(_flat(n["children"]))
     return out
+
+
+def test_a_layout_table_on_one_line_keeps_the_lines_after_it(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "card.md").write_text(
+        "# Cards\n\n## Wolf\n\n<table><tr><td><p>AC</p><p>HP</p></td><td><p>13</p><p>11</p></td>"
+        "<td><p>Pack tactics.</p><p>Keen smell.</p></td></tr></table>\n\n## Bear\n\nA big bear.\n",
+        encoding="utf-8")
+    eng = Engine(lib)
+    eng.scan(embed=False)
+    toc = {n["title"]: n["line"] for n in _flat(eng.toc("card").entries)}
+    assert toc["Bear"] == 7
+    assert eng.read("card", "Wolf").text.split() == "AC: 13 HP: 11 Pack tactics. Keen smell.".split()
