@@ -11,7 +11,6 @@ from pathlib import Path
 
 from gmtool.engine import Engine
 
-
 PROSE = """
 <p><em>Resist fire 16+:</em> When a fire attack targets this creature, the attacker must roll a natural
 16+ on the attack roll or it only deals half damage.</p>
@@ -127,4 +126,4 @@ def test_a_layout_table_on_one_line_keeps_the_lines_after_it(tmp_path: Path) -> 
     eng.scan(embed=False)
     toc = {n["title"]: n["line"] for n in _flat(eng.toc("card").entries)}
     assert toc["Bear"] == 7
-    assert eng.read("card", "Wolf").text.split() == "AC: 13 HP: 11 Pack tactics. Keen smell.".split()
+    assert eng.read("card", "Wolf").text.split() == ["AC:", "13", "HP:", "11", "Pack", "tactics.", "Keen", "smell."]
