@@ -127,3 +127,65 @@ def test_a_layout_table_on_one_line_keeps_the_lines_after_it(tmp_path: Path) -> 
     toc = {n["title"]: n["line"] for n in _flat(eng.toc("card").entries)}
     assert toc["Bear"] == 7
     assert eng.read("card", "Wolf").text.split() == ["AC:", "13", "HP:", "11", "Pack", "tactics.", "Keen", "smell."]
+
+
+STAT_TABLES = """# Beasts
+
+## Cave Bear
+
+A huge bear that lairs in caves.
+
+| Stat | Value |
+|---|---|
+| Armor Class | 13 |
+| Hit Points | 42 |
+| Speed | 40 ft. |
+| Attack | Claw +6 (2d6) |
+
+## Dire Wolf
+
+A wolf the size of a horse.
+
+| Stat | Value |
+|---|---|
+| Armor Class | 14 |
+| Hit Points | 37 |
+| Speed | 50 ft. |
+| Attack | Bite +5 (2d6) |
+
+## Giant Eagle
+
+A bird big enough to carry a rider.
+
+| AC | HP | Speed | Attack |
+|---|---|---|---|
+| 13 | 26 | 80 ft. fly | Talons +5 (2d6) |
+
+## Gear
+
+| Item | Cost |
+|---|---|
+| Rope | 1 gp |
+| Torch | 1 cp |
+| Lantern | 5 gp |
+"""
+
+
+def test_a_table_of_one_things_fields_is_its_stat_lines_not_entries(tmp_path: Path) -> None:
+    """A label column ("| Armor Class | 13 |") or a header of labels over one row of values is a stat
+    block's fields: no "Armor Class" entry under every creature, and the creatures type from them.
+    A table naming several things (the gear) still lists them."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "beasts.md").write_text(STAT_TABLES, encoding="utf-8")
+    eng = Engine(lib)
+    eng.scan(embed=False)
+    types = {n["title"]: n["content_type"] for n in _flat(eng.toc("beasts").entries)}
+    assert not {"Armor Class", "Hit Points", "Speed", "Attack", "Stat"} & set(types), types
+    assert all(types[b] == "monster" for b in ("Cave Bear", "Dire Wolf", "Giant Eagle")), types
+    assert {"Rope", "Torch", "Lantern"} <= set(types)
+    wolf = eng.read("beasts", "Dire Wolf").text
+    assert "Armor Class: 14" in wolf and "Attack: Bite +5 (2d6)" in wolf and "|" not in wolf
+    assert "AC: 13; HP: 26; Speed: 80 ft. fly; Attack: Talons +5 (2d6)" in eng.read("beasts", "Giant Eagle").text
+    gear = STAT_TABLES.splitlines().index("## Gear") + 1  # the rewritten tables keep their lines
+    assert {n["title"]: n["line"] for n in _flat(eng.toc("beasts").entries)}["Gear"] == gear

@@ -122,6 +122,11 @@ def meaning(label: str) -> str | None:
     return None
 
 
+def field_meaning(text: str) -> str | None:
+    """What a field name printed as it stands means ("Armor Class" -> defence), or None."""
+    return meaning(" ".join(_norm(text).split()))
+
+
 def meanings(labels: frozenset[str]) -> frozenset[str]:
     return frozenset(m for m in map(meaning, labels) if m is not None)
 

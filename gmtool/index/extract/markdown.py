@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gmtool.index.extract import mdmarkup
 from gmtool.index.extract.labels import drop_template_rows, fold_labels
-from gmtool.index.extract.mdrows import drop_index_rows, table_rows
+from gmtool.index.extract.mdrows import drop_index_rows, field_tables, table_rows
 from gmtool.index.extract.mdrunin import runins
 from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
 from gmtool.index.extract.titles import clean_title, split_tags
@@ -281,6 +281,7 @@ def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None
     file_name = name
     lines = mdmarkup.prepare(text).split("\n")
     start, front = _front_matter(lines)
+    lines = field_tables(lines, start)
     headings, dropped, stop = _find_headings(lines, start)
     if dropped and warnings is not None:
         warnings.append(entries_capped(len(headings) + dropped, len(headings), "headings"))

@@ -22,6 +22,8 @@ _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNO
 _MIN_ROWS = 3
 # Most first cells must be names: a table of rules text with the odd short cell is not a list.
 _MIN_NAME_SHARE = 0.75
+# A field's name or value in a table that prints one thing's fields is short ("Armor Class", "40 ft.").
+FIELD_CHARS = 24
 
 
 class Row(NamedTuple):
@@ -83,6 +85,45 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
         pairs = [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
                                                            strict=False) if v]
         out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
+    return out
+
+
+def _field_label(text: str) -> bool:
+    """A short cell that a stat block uses as a field's name ("Armor Class", "HP", "Attack")."""
+    from gmtool.index.lists import field_meaning
+
+    return len(text) <= FIELD_CHARS and len(text.split()) <= 3 and field_meaning(text) is not None
+
+
+def _as_fields(lines: list[str], block: list[int]) -> list[str] | None:
+    """One pipe table's lines as "label: value" lines when it prints one thing's fields, else None:
+    a column of labels most of which a stat block uses ("| Armor Class | 13 |", "| Hit Points | 42 |"),
+    or one row of short values under a header of labels ("| AC | HP | Speed |" over "| 13 | 42 | 40 ft. |").
+    Its rows are then the section's fields, not things of their own."""
+    if len(block) < 3 or not _SEP.match(lines[block[1]]):
+        return None
+    header = _cells(lines[block[0]])
+    rows = [_cells(lines[i]) for i in block[2:]]
+    column = len(rows) >= 2 and all(len(r) >= 2 and r[0] and any(r[1:]) for r in rows)
+    if column and 2 * sum(_field_label(r[0]) for r in rows) >= len(rows):
+        return ["", ""] + [f"{r[0]}: " + "; ".join(v for v in r[1:] if v) for r in rows]
+    record = len(rows) == 1 and len(header) == len(rows[0]) >= 2 and all(header)
+    if record and any(map(_field_label, header)) and all(0 < len(v) <= FIELD_CHARS for v in rows[0]):
+        return ["", "", "; ".join(f"{h}: {v}" for h, v in zip(header, rows[0], strict=True))]
+    return None
+
+
+def field_tables(lines: list[str], start: int) -> list[str]:
+    """`lines` with every table that prints one thing's fields (see _as_fields) rewritten in place,
+    line for line, so the fields read as a stat block's lines and the rows are not entries."""
+    out = lines
+    for block in _blocks(lines, start):
+        fields = _as_fields(lines, block)
+        if fields is not None:
+            if out is lines:
+                out = list(lines)
+            for i, text in zip(block, fields + [""] * (len(block) - len(fields)), strict=True):
+                out[i] = text
     return out
 
 
