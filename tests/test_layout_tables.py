@@ -189,3 +189,21 @@ def test_a_table_of_one_things_fields_is_its_stat_lines_not_entries(tmp_path: Pa
     assert "AC: 13; HP: 26; Speed: 80 ft. fly; Attack: Talons +5 (2d6)" in eng.read("beasts", "Giant Eagle").text
     gear = STAT_TABLES.splitlines().index("## Gear") + 1  # the rewritten tables keep their lines
     assert {n["title"]: n["line"] for n in _flat(eng.toc("beasts").entries)}["Gear"] == gear
+
+
+def test_a_two_column_stat_table_with_other_labels_too_is_still_fields(tmp_path: Path) -> None:
+    """Two of six labels that a stat block uses is enough (the rest are the game's own: senses,
+    languages); a table comparing several creatures, a column each, is not one thing's fields."""
+    block = ("| Armor Class | 15 |\n|---|---|\n| Hit Points | 7 |\n| Speed | 30 ft. |\n| Senses | darkvision |\n"
+             "| Languages | Common |\n| Challenge | 1/4 |\n")
+    compare = ("| | Camel | Mule | Pony |\n|---|---|---|---|\n| Armor Class | 13 | 13 | 13 |\n| Hit Dice | 2 | 2 | 2 |\n"
+               "| Movement | 50' | 40' | 40' |\n")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "m.md").write_text(f"# Monsters\n\n## Goblin\n\n{block}\n## Beasts of Burden\n\n{compare}", encoding="utf-8")
+    eng = Engine(lib)
+    eng.scan(embed=False)
+    titles = {n["title"] for n in _flat(eng.toc("m").entries)}
+    assert not {"Armor Class", "Hit Points", "Senses", "Languages"} & titles, titles
+    assert "Languages: Common" in eng.read("m", "Goblin").text
+    assert "Camel  Mule  Pony" in eng.read("m", "Beasts of Burden").text  # still a table, read as one

@@ -78,6 +78,9 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
     good = [n for n in names if namelike(n)]
     if len(good) < _MIN_NAME_SHARE * len(rows) or len({norm(n) for n in good}) < len(good):
         return []
+    labelled = sum(_field_label(n.rstrip(":")) for n in names)
+    if labelled >= 2 and 3 * labelled >= len(rows):
+        return []  # a stat table with a column per thing ("Armor Class", "Hit Dice" down the side): no list
     out = []
     for (i, cells), name in zip(rows, names, strict=True):
         if not namelike(name):
@@ -97,16 +100,23 @@ def _field_label(text: str) -> bool:
 
 def _as_fields(lines: list[str], block: list[int]) -> list[str] | None:
     """One pipe table's lines as "label: value" lines when it prints one thing's fields, else None:
-    a column of labels most of which a stat block uses ("| Armor Class | 13 |", "| Hit Points | 42 |"),
+    two columns whose labels are, a third of them or more, ones a stat block uses ("| Armor Class | 13 |",
+    "| Hit Points | 42 |", "| Senses | darkvision |"),
     or one row of short values under a header of labels ("| AC | HP | Speed |" over "| 13 | 42 | 40 ft. |").
     Its rows are then the section's fields, not things of their own."""
     if len(block) < 3 or not _SEP.match(lines[block[1]]):
         return None
     header = _cells(lines[block[0]])
     rows = [_cells(lines[i]) for i in block[2:]]
-    column = len(rows) >= 2 and all(len(r) >= 2 and r[0] and any(r[1:]) for r in rows)
-    if column and 2 * sum(_field_label(r[0]) for r in rows) >= len(rows):
-        return ["", ""] + [f"{r[0]}: " + "; ".join(v for v in r[1:] if v) for r in rows]
+    # two columns, a label and its value (more value columns compare several things: a column each); a
+    # Markdown table needs a header row, and one of two fields ("| Armor Class | 15 |") is a field too
+    first = len([c for c in header if c]) == 2 and _field_label(header[0].rstrip(":"))
+    pairs = [header, *rows] if first else rows
+    column = len(pairs) >= 2 and all(len([c for c in r if c]) == 2 and r[0] for r in pairs)
+    labelled = sum(_field_label(r[0].rstrip(":")) for r in pairs) if column else 0
+    if labelled >= 2 and 3 * labelled >= len(pairs):
+        shown = [f"{r[0].rstrip(':')}: " + "; ".join(v for v in r[1:] if v) for r in pairs]
+        return [shown[0], "", *shown[1:]] if first else ["", "", *shown]
     record = len(rows) == 1 and len(header) == len(rows[0]) >= 2 and all(header)
     if record and any(map(_field_label, header)) and all(0 < len(v) <= FIELD_CHARS for v in rows[0]):
         return ["", "", "; ".join(f"{h}: {v}" for h, v in zip(header, rows[0], strict=True))]
