@@ -86,6 +86,9 @@ def test_setext_headings_and_fenced_code(tmp_path):
     ]
     assert "# not a heading" in doc.entries[0].body
     assert doc.title == "Title Here"
+    # a fence's marker lines are markup: the code stays, the backticks and the language go
+    assert "```" not in doc.entries[0].body and "~~~" not in doc.entries[1].body
+    assert "## still code" in doc.entries[1].body and "python" not in doc.entries[1].body
 
 
 def test_tables_links_and_html_are_flattened(tmp_path):

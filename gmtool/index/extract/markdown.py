@@ -40,6 +40,7 @@ _CODE = re.compile(r"`([^`]+)`")
 _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$")
 # Every markup clean_body takes out needs one of these characters: a line without any is kept as it is.
 _MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_]")
+_FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker line (```statblock): markup, not text
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _GENERIC_TITLES = re.compile(
@@ -80,6 +81,8 @@ def clean_body(lines: list[str]) -> str:
     """A section's text with the loudest Markdown removed; paragraphs and lists stay as they are."""
     out: list[str] = []
     for line in lines:
+        if line.startswith(("```", "~~~")) and _FENCE_LINE.match(line):
+            continue
         if not _MARKUP_CHAR.search(line):  # plain text (most lines): nothing below would change it
             out.append(line.rstrip())
             continue
