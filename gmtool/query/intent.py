@@ -36,7 +36,9 @@ TYPE_WORDS: dict[str, tuple[str, ...]] = {
 # condition") are asked for wherever the question names them. Measured on the make-eval libraries
 # (bench/ask_sets.py; nothing fitted): questions whose intent contradicts their answer's type 20 -> 2
 # of 133; more/ask 0.690 -> 0.696 (odd 0.577 -> 0.588), more2/ask 0.747 -> 0.772 (even 0.792 ->
-# 0.842); dev_ask and md-more/ask on every library, and bench/gold/concepts.jsonl, unchanged.
+# 0.842); dev_ask and md-more/ask on every library, and bench/gold/concepts.jsonl, unchanged. Not kept:
+# the phrase's last word alone as its head ("enemies flee when…" -> "flee"): it changed one intent and
+# no set's MRR, and lost "a dragon tough enough to…".
 ANYWHERE_TYPES = frozenset({"rule", "condition"})
 _PHRASE_ENDS = frozenset(
     """that which who whom whose where when while whenever if unless with without for of to in into on onto
