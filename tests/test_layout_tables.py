@@ -129,31 +129,15 @@ def test_a_layout_table_on_one_line_keeps_the_lines_after_it(tmp_path: Path) -> 
     assert eng.read("card", "Wolf").text.split() == ["AC:", "13", "HP:", "11", "Pack", "tactics.", "Keen", "smell."]
 
 
-STAT_TABLES = """# Beasts
+def _stat_table(name: str, text: str, ac: int, hp: int, speed: str, attack: str) -> str:
+    """A creature whose fields are a two-column table under a "Stat | Value" header."""
+    return (f"## {name}\n\n{text}\n\n| Stat | Value |\n|---|---|\n| Armor Class | {ac} |\n| Hit Points | {hp} |\n"
+            f"| Speed | {speed} |\n| Attack | {attack} |\n\n")
 
-## Cave Bear
 
-A huge bear that lairs in caves.
-
-| Stat | Value |
-|---|---|
-| Armor Class | 13 |
-| Hit Points | 42 |
-| Speed | 40 ft. |
-| Attack | Claw +6 (2d6) |
-
-## Dire Wolf
-
-A wolf the size of a horse.
-
-| Stat | Value |
-|---|---|
-| Armor Class | 14 |
-| Hit Points | 37 |
-| Speed | 50 ft. |
-| Attack | Bite +5 (2d6) |
-
-## Giant Eagle
+STAT_TABLES = "# Beasts\n\n" + _stat_table(
+    "Cave Bear", "A huge bear that lairs in caves.", 13, 42, "40 ft.", "Claw +6 (2d6)") + _stat_table(
+    "Dire Wolf", "A wolf the size of a horse.", 14, 37, "50 ft.", "Bite +5 (2d6)") + """## Giant Eagle
 
 A bird big enough to carry a rider.
 

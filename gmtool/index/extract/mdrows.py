@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from gmtool.index.extract import mdmarkup
 from gmtool.index.extract.inline import namelike, norm
+from gmtool.index.lists import field_meaning
 from gmtool.types import Entry
 
 _SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -93,8 +94,6 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
 
 def _field_label(text: str) -> bool:
     """A short cell that a stat block uses as a field's name ("Armor Class", "HP", "Attack")."""
-    from gmtool.index.lists import field_meaning
-
     return len(text) <= FIELD_CHARS and len(text.split()) <= 3 and field_meaning(text) is not None
 
 
