@@ -1070,6 +1070,35 @@ def make_price_list_pdf(path) -> Path:
     return _out(pdf, path)
 
 
+BARE_GEAR = (
+    ("Ragged Bow near, 15 coins, 2 weight", None),
+    ("Fine Bow near, far, 60 coins, 2 weight", None),
+    ("Hunter's Bow near, far, 100 coins, 1 weight", "Strung with gut, it pulls hard enough to drop a stag."),
+    ("Crossbow near, +1 damage, reload, 35 coins, 3 weight", None),
+    ("Bundle of Arrows 3 ammo, 1 coin, 1 weight", None),
+    ("Lantern, hooded 7 coins, 1 weight", "Its shutters hide the flame when the guards come by."),
+    ("Lantern, bullseye 12 coins, 1 weight", None),
+    ("Iron Spikes 1 coin, 1 weight", "Ten of them, for doors that must stay shut."),
+    ("Chalk 1 coin, 0 weight", "A stick of it marks a wall for the way back."),
+)
+
+
+def make_bare_price_list_pdf(path) -> Path:
+    """Gear on one line each, name then tags: some lines have a paragraph of their own below
+    them, others stand straight above the next line; two names are inverted ("Lantern, hooded")."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Gear", 1)
+    for line, text in BARE_GEAR:
+        pdf.set_font("helvetica", "", BODY_SIZE)
+        pdf.multi_cell(0, 4.5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(1.5)
+        if text:
+            pdf.multi_cell(0, 4.5, text, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(3)
+    return _out(pdf, path)
+
+
 PAGE_TABLES = (
     (("ITEM", "COST", "NOTES"), ("Lantern", "10 coins", "Lights a room"), ("Iron Pot", "3 coins", "Cooks for four"),
      ("Rope Ladder", "5 coins", "Ten feet long"), ("Chalk", "1 coin", "Marks a wall"), ("Bedroll", "2 coins", "Warm"),
@@ -1102,6 +1131,38 @@ def make_page_table_pdf(path, lead: str = "Armor not listed in a class adds its 
             pdf.cell(50, 7, row[0])
             pdf.cell(30, 7, row[1])
             pdf.cell(60, 7, row[2], new_x="LMARGIN", new_y="NEXT")
+    return _out(pdf, path)
+
+
+SIDE_TABLES = (
+    ("Hand Weapons", ("Weapon", "Cost", "Damage"),
+     (("Axe, hand", "6gp", "1d6"), ("Club", "1sp", "1d6"), ("Dagger", "2gp", "1d4"), ("Mace, light", "5gp", "1d6"),
+      ("Sword, short", "10gp", "1d6"), ("Whip", "1gp", "1d3"))),
+    ("Missile Weapons", ("Weapon", "Cost", "Damage"),
+     (("Crossbow, hand", "100gp", "1d4"), ("Crossbow, heavy", "50gp", "1d10"), ("Dart", "5sp", "1d4"),
+      ("Longbow", "75gp", "1d8"), ("Shortbow", "30gp", "1d6"), ("Sling", "1sp", "1d4"))),
+)
+
+
+def make_side_tables_pdf(path) -> Path:
+    """Two price tables set side by side, one in each of a page's two columns: their rows share
+    baselines and each prints its own header row ("Weapon Cost Damage"), as Microlite20's do."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    _heading(pdf, "Weapons", 1)
+    _paragraphs(pdf, ["Every weapon below sells at its listed price in any market town, though a smith far from the "
+                      "roads may ask for twice as much, and a village may have none of them at all."])
+    top = pdf.get_y() + 2
+    for k, (title, header, rows) in enumerate(SIDE_TABLES):
+        x = 15 + 95 * k
+        pdf.set_xy(x, top)
+        pdf.set_font("helvetica", "B", BODY_SIZE + 1)
+        pdf.cell(80, 7, title)
+        for j, row in enumerate((header, *rows)):
+            pdf.set_xy(x, top + 7 * (j + 1))
+            pdf.set_font("helvetica", "B" if j == 0 else "", BODY_SIZE)
+            for text, width in zip(row, (40, 20, 20), strict=True):
+                pdf.cell(width, 7, text)
     return _out(pdf, path)
 
 

@@ -153,3 +153,21 @@ def test_page_top_table_led_into_stays(tmp_path):
     es = _by_title(doc)
     assert doc.entries[es["Lantern"].parent].title == "Armor Proficiency"
     assert "Lantern" in es["Armor Proficiency"].body
+
+
+def test_side_by_side_tables_read_row_by_row(tmp_path):
+    """Two price tables in a page's two columns: each row is read whole and alone. The gap
+    between one table's columns is no gutter (its cells share baselines and fill little of
+    their width); the gap between the two tables is one (each repeats its header row)."""
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import SIDE_TABLES, make_side_tables_pdf
+
+    doc = extract_pdf(make_side_tables_pdf(tmp_path / "arms.pdf"))
+    es = _by_title(doc)
+    names = [row[0] for _title, _header, rows in SIDE_TABLES for row in rows]
+    for _title, _header, rows in SIDE_TABLES:
+        for name, cost, damage in rows:
+            assert name in es, f"{name} is not an entry: {sorted(es)}"
+            body = es[name].body
+            assert cost in body and damage in body, (name, body)
+            assert not any(other in body for other in names if other != name), (name, body)

@@ -36,6 +36,23 @@ _ITALIC_NAME = re.compile(r"italic|oblique|-it\b|SFTI|CMTI", re.IGNORECASE)
 # Additional Things is 0.13 apart). Both are marked for `words.resolve`.
 _WORD_GAP = 0.15
 _GLYPH_GAP = 0.11
+# A gap between cells that share baselines is a table's, not a gutter between text columns, when
+# at least TABLE_ALIGNED of the left side's runs have a run on the right at their baseline and
+# on neither side do runs of TEXT_WORDS words or more that fill TEXT_FILL of its width hold
+# TEXT_SHARE of its characters
+# (running text does, even beside a table: an SRD class page; Microlite20's price tables, set in a
+# page's two columns, were read column by column: "Cost" under "Weapon").
+TABLE_ALIGNED = 0.7
+TEXT_FILL = 0.6
+TEXT_WORDS = 4
+TEXT_SHARE = 0.3
+# ...and unless the right side's rows start with names (NAMES_LEAD of them, nearly all different):
+# then it is the next column of a list or the right half of a long table (SRD 5.1's gear and spell
+# lists), and the gap is a gutter.
+NAMES_LEAD = 0.7
+# a page whose widest clear gaps are a table's (Item | Cost) has its gutter elsewhere: this many
+# gaps are tried, clearest first
+GUTTER_TRIES = 12
 # pdfium reports a hyphen that ends a line as 0x02 or U+FFFE in some files
 _SOFT_END = "\u00ad\x02\ufffe"
 
@@ -237,21 +254,83 @@ def _find_gutter(frags: list[list], lo_x: float, hi_x: float) -> float | None:
     if not ok.any():
         return None
     cross = np.where(ok, cross, np.inf)
-    best = cross.min()
-    if best > total * 0.6:
+    for _try in range(GUTTER_TRIES):
+        best = cross.min()
+        if best > total * 0.6:
+            return None
+        idx = np.flatnonzero(cross == best)
+        # the middle of the widest run of best positions next to the first one
+        run = [idx[0]]
+        for i in idx[1:]:
+            if i == run[-1] + 1:
+                run.append(i)
+            else:
+                break
+        x = float(xs[(run[0] + run[-1]) // 2, 0])
+        if _table_split(frags, x):
+            cross[run[0]:run[-1] + 1] = np.inf  # a table's own columns: look for the gutter elsewhere
+            continue
+        if best <= total * 0.08 or _banded(frags, x, lo_x, hi_x):
+            return x
         return None
-    idx = np.flatnonzero(cross == best)
-    # the middle of the widest run of best positions next to the first one
-    run = [idx[0]]
-    for i in idx[1:]:
-        if i == run[-1] + 1:
-            run.append(i)
-        else:
-            break
-    x = float(xs[(run[0] + run[-1]) // 2, 0])
-    if best <= total * 0.08 or _banded(frags, x, lo_x, hi_x):
-        return x
     return None
+
+
+def _table_split(frags: list[list], x: float) -> bool:
+    """Whether a gap at x runs between the columns of one table rather than between two columns
+    of text or of lists: the runs on either side share baselines, neither side is running text
+    (see TEXT_SHARE), the right side does not repeat a header row of the left (two tables side by
+    side), and its rows do not start with names as the left side's do. A table's next column
+    holds prices, dice or a few repeated values ("Melee", "Far"); the right half of a long price
+    list, or a spell list's next column, starts each row with a name of its own ("Hunting trap",
+    "Shatter")."""
+    left = [f for f in frags if f[2] <= x + 1]
+    right = [f for f in frags if f[0] >= x - 1]
+    if len(left) < 3 or len(right) < 3:
+        return False
+    rows: dict[int, list] = {}
+    for f in right:
+        rows.setdefault(round(f[4]), []).append(f)
+    aligned = sum(1 for f in left if any(round(f[4]) + d in rows for d in (-1, 0, 1)))
+    if aligned < TABLE_ALIGNED * len(left):
+        return False
+    if max(_full_share(left, x - min(f[0] for f in left)),
+           _full_share(right, max(f[2] for f in right) - x)) >= TEXT_SHARE:
+        return False
+    return not (_same_header(left, rows) or _names_lead(right))
+
+
+def _same_header(left: list[list], rows: dict[int, list]) -> bool:
+    """Whether a row of the left side is repeated on the right at its baseline: two tables set
+    side by side, each with its own header row ("Weapon Cost Damage Range" twice)."""
+    mine: dict[int, list] = {}
+    for f in left:
+        mine.setdefault(round(f[4]), []).append(f)
+    for base, cells in mine.items():
+        texts = [f[7].strip().lower() for f in sorted(cells, key=lambda f: f[0])]
+        theirs = [f[7].strip().lower() for f in sorted(rows.get(base, []), key=lambda f: f[0])]
+        if len(texts) >= 2 and texts == theirs:
+            return True
+    return False
+
+
+def _names_lead(side: list[list]) -> bool:
+    """Whether a side's rows start with names: a letter first and no digit (outside a parenthesis:
+    "Ladder (10-foot)"), nearly all different."""
+    rows: dict[int, list] = {}
+    for f in side:
+        rows.setdefault(round(f[4]), []).append(f)
+    lead = [re.sub(r"\([^)]*\)?", "", min(cells, key=lambda f: f[0])[7]).strip() for cells in rows.values()]
+    named = [t for t in lead if t[:1].isalpha() and not any(c.isdigit() for c in t)]
+    return len(named) >= NAMES_LEAD * len(lead) and len({t.lower() for t in named}) >= NAMES_LEAD * len(named)
+
+
+def _full_share(side: list[list], width: float) -> float:
+    """The share of a side's characters in runs of running text: TEXT_WORDS words or more, filling
+    TEXT_FILL of its width (a name cell may fill a narrow column: "Chain, spiked")."""
+    total = sum(len(f[7]) for f in side)
+    full = sum(len(f[7]) for f in side if f[2] - f[0] >= TEXT_FILL * width and len(f[7].split()) >= TEXT_WORDS)
+    return full / total if total else 0.0
 
 
 def _banded(frags: list[list], x: float, lo_x: float, hi_x: float) -> bool:
@@ -260,7 +339,7 @@ def _banded(frags: list[list], x: float, lo_x: float, hi_x: float) -> bool:
     the gap rejects it) and accept when bands
     holding text columns on both sides (several lines each; lines on one side mostly fill
     their column, on the other at least a quarter of it, and they are not rows of a table
-    set side by side on shared baselines)
+    set side by side on shared baselines, unless each table prints its own header row)
     carry most of the text that does not cross."""
     two_sided = side_total = 0.0
     band: list[list] = [[], []]
@@ -272,7 +351,11 @@ def _banded(frags: list[list], x: float, lo_x: float, hi_x: float) -> bool:
             rw = sorted(f[2] - f[0] for f in right)[len(right) // 2] / max(1.0, max(f[2] for f in right) - x)
             rows = {round(f[4]) for f in right}
             aligned = sum(1 for f in left if round(f[4]) in rows or round(f[4]) - 1 in rows or round(f[4]) + 1 in rows)
-            if min(lw, rw) >= 0.25 and max(lw, rw) >= 0.6 and aligned < 0.7 * len(left):
+            by_row: dict[int, list] = {}
+            for f in right:
+                by_row.setdefault(round(f[4]), []).append(f)
+            text = min(lw, rw) >= 0.25 and max(lw, rw) >= 0.6 and aligned < 0.7 * len(left)
+            if text or _same_header(left, by_row):  # two text columns, or two tables side by side
                 return sum(len(f[7]) for f in left) + sum(len(f[7]) for f in right)
         return 0.0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from collections.abc import Callable
 from statistics import median
 from typing import NamedTuple
 
@@ -33,6 +34,7 @@ class Cell(NamedTuple):
     text: str
     line: int
     name: bool  # namelike(text)
+    whole: bool = False  # the layout read its row as one line of cells (see _beside)
 
 
 def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
@@ -41,7 +43,8 @@ def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
         if i in skip or ln.size >= thr:
             continue
         if ln.cells:
-            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i, namelike(c[2])) for c in ln.cells)
+            whole = len(ln.cells) >= 2
+            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i, namelike(c[2]), whole) for c in ln.cells)
         else:
             out.append(Cell(ln.x0, ln.x1, ln.top, ln.bottom, ln.text, i, len(ln.text) <= 48 and namelike(ln.text)))
     return out
@@ -62,16 +65,22 @@ def _columns(cells: list[Cell]) -> list[list[Cell]]:
 
 
 def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
-    """Cells to the right of c on its row (cells sorted by top)."""
+    """Cells to the right of c on its row (cells sorted by top): those of its own line when the
+    layout read the row as one line of cells (a table beside another in the next page column
+    shares its baselines, not its rows), else any on the row (a table read column by column)."""
+    return sorted(_beside(c, cells, lambda d: d.x0 > c.x1 + 2), key=lambda d: d.x0)
+
+
+def _beside(c: Cell, cells: list[Cell], side: Callable[[Cell], bool]) -> list[Cell]:
     lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
     out = []
     for k in range(lo, len(cells)):  # by index: a slice would copy the rest of the page's cells
         d = cells[k]
         if d.top >= c.bottom + 2:
             break
-        if d.x0 > c.x1 + 2 and d.bottom > c.top - 2:
+        if side(d) and d.bottom > c.top - 2:
             out.append(d)
-    return sorted(out, key=lambda d: d.x0)
+    return [d for d in out if d.line == c.line] if c.whole else out
 
 
 def _is_header(row: tuple[Cell, list[Cell]]) -> bool:
@@ -110,15 +119,7 @@ def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Ce
 
 
 def _left_of(c: Cell, cells: list[Cell]) -> list[Cell]:
-    lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
-    out = []
-    for k in range(lo, len(cells)):
-        d = cells[k]
-        if d.top >= c.bottom + 2:
-            break
-        if d.x1 < c.x0 - 2 and d.bottom > c.top - 2:
-            out.append(d)
-    return out
+    return _beside(c, cells, lambda d: d.x1 < c.x0 - 2)
 
 
 def find_rows(pages, drop, thr: float) -> list[Inline]:
