@@ -66,3 +66,19 @@ def test_run_ins_wrapped_around_a_slanted_picture_edge_are_entries(tmp_path):
     titles = [e.title for e in doc.entries]
     assert {"Badger", "Boar", "Wolf", "Treant", "Troll", "Vampire"} <= set(titles), titles
     assert next(e for e in doc.entries if e.title == "Troll").body.startswith("HD 6d8+2")
+
+
+def test_title_lines_without_text_of_their_own(tmp_path):
+    """A priced line straight above the next one has no paragraph: its text is empty, not the next
+    line's ("Crossbow" is not "Bundle of Arrows 3 ammo"); an inverted name keeps its tail
+    ("Lantern, hooded" and "Lantern, bullseye" are two entries, not two "Lantern"s)."""
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import make_bare_price_list_pdf
+
+    doc = extract_pdf(make_bare_price_list_pdf(tmp_path / "gear.pdf"))
+    es = {e.title: e for e in doc.entries}
+    for name in ("Ragged Bow", "Fine Bow", "Crossbow", "Bundle of Arrows", "Lantern, bullseye"):
+        assert es[name].body == "", (name, es[name].body)
+    assert es["Hunter's Bow"].body.startswith("Strung with gut")
+    assert es["Lantern, hooded"].body.startswith("Its shutters") and es["Lantern, hooded"].tags == ["7 coins", "1 weight"]
+    assert "Lantern" not in es

@@ -211,19 +211,37 @@ def _capital_ahead(words: list[str]) -> bool:
 def _name_of(text: str) -> tuple[str, list[str]]:
     """Name and tags of a title line: the name ends before the first number, bracket or
     lower-case word that is not followed by a capitalised one ("Keg of Dwarven Stout 10
-    coins", "Ragged Bow near, 15 coins")."""
+    coins", "Ragged Bow near, 15 coins"), an inverted name's tail aside ("Lock, simple")."""
     words = text.split()
     cut = len(words)
-    for k, w in enumerate(words):
-        if k == 0:
-            continue
+    k = 1
+    while k < len(words):
+        w = words[k]
         ahead = words[k + 1 : k + 3]
+        inverted = _inverted(words, k)
+        if inverted:
+            k = inverted
+            continue
         if w[:1].isdigit() or w[:1] in "+(\u2013-" or (w[:1].islower() and not _capital_ahead(ahead)):
             cut = k
             break
+        k += 1
     name = " ".join(words[:cut]).rstrip(",;")
     rest = " ".join(words[cut:])
     return name, [t.strip() for t in rest.split(",") if t.strip()]
+
+
+def _inverted(words: list[str], k: int) -> int:
+    """Where an inverted name's lower-case tail ends ("Lock, simple 20gp", "Mirror, small steel
+    10gp": up to two lower-case words after a comma, then a price or a bracket), else 0."""
+    if not words[k - 1].endswith(","):
+        return 0
+    j = k
+    while j < len(words) and j - k < 2 and words[j][:1].islower() and not words[j].endswith(","):
+        j += 1
+    if j == k or j == len(words) or not (words[j][:1].isdigit() or words[j][:1] == "("):
+        return 0
+    return j
 
 
 def _title_candidate(lines: list[Line], i: int, skip: set[int], edges: tuple[dict, dict], thr: float, tail: bool) -> bool:
@@ -291,6 +309,7 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                     if tags and _phrase(_DIGIT.split(tags[0], 1)[0]):
                         continue  # "An evening of song and dance 18 coins": a phrase, no name first
                 named.append((i, name, tags))
+        titled = {i for i, _name, _tags in named}
         for i, name, tags in _shared_first_tags(named, lines):
             if not name or not namelike(name):
                 continue
@@ -301,7 +320,10 @@ def find_title_lines(pages, drop, thr: float) -> list[Inline]:
                     continue  # a chapter title at a page's foot, printed again on the next page
                 body = " ".join(nxt[j].text for j in _paragraph(nxt, first, set(), nskip))
             else:
-                body = " ".join(lines[j].text for j in _paragraph(lines, i + 1, set(), skip))
+                para = list(_paragraph(lines, i + 1, set(), skip))
+                # a title line straight above the next one has no paragraph ("Crossbow near, 35
+                # coins" above "Bundle of Arrows 3 ammo"): the next line is not its text
+                body = "" if para and para[0] in titled else " ".join(lines[j].text for j in para)
             found.append(Inline(Pos(pi, i), name, body, tags or None, "line"))
     return found
 
