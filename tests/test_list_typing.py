@@ -179,3 +179,33 @@ def test_parts_that_step_through_an_entrys_own_progression_make_it_a_class():
     got = types(doc)
     assert got["Warden"] == "class"
     assert got["Gear"] != "class"  # level groups of a list name no one's progression
+
+
+def test_a_heading_naming_weapons_keeps_stat_words_from_typing_its_rows_monsters():
+    """Rows under "Sample Melee Weapons" print "Damage" and "AP/HP" (a weapon's own hit points): a
+    stat word, not a stat line, so they are not monsters; untyped beats wrong. Rows printing whole
+    stat lines under such a heading stay monsters (a kind backed by full stat lines)."""
+    weapons = [(name, 3, f"Damage: 1d{n + 4} | Size: M | AP/HP: 4/{n + 6}", "row")
+               for n, name in enumerate(["Axe", "Broadsword", "Club", "Mace", "Whip"])]
+    doc = doc_of(("Combat", 1, PROSE), ("Sample Melee Weapons", 2, PROSE), *weapons)
+    got = types(doc)
+    assert all(got[name] != "monster" for name, *_ in weapons), got
+    beasts = [(name, 3, f"HD {n}d8 ({n * 4} hp), AC {12 + n}, Bite +{n} (1d{4 + n})", "runin")
+              for n, name in enumerate(["Badger", "Boar", "Wolf", "Bear", "Lion"], 1)]
+    doc = doc_of(("Planar Powers", 1, PROSE), *beasts)
+    assert all(t == "monster" for name, t in types(doc).items() if name != "Planar Powers")
+
+
+def test_a_traits_child_makes_a_race_only_when_it_reads_as_a_peoples():
+    doc = doc_of(("Game System", 1, PROSE), ("Disease and Poison", 2, PROSE),
+                 ("Disease and Poison Traits", 3, "Application: how it is caught. Potency: how hard it is to resist."),
+                 ("Peoples", 1, PROSE), ("Dwarf", 2, PROSE),
+                 ("Dwarf Traits", 3, "Ability Score Increase. Constitution +2.\nAge. Long-lived.\nSpeed. 25 feet."))
+    got = types(doc)
+    assert got["Disease and Poison"] != "race"
+    assert got["Dwarf"] == "race"
+
+
+def test_a_starting_label_means_a_class_field_only_when_what_starts_is_a_field():
+    assert lists.meaning("starting evasion") == "start"
+    assert lists.meaning("starting percentage") is None and lists.meaning("starting on page") is None

@@ -312,13 +312,24 @@ def _by_children(nodes: list[_Node], node: _Node, types: list[str | None]) -> st
     return None
 
 
+# What a people's traits describe: a "Disease and Poison Traits" section (application, potency) is no race's.
+_PEOPLE_TRAITS = re.compile(r"\b(age|size|speed|languages?|lifespan|height)\b", re.IGNORECASE)
+
+
+def _people_traits(body: str) -> bool:
+    """Whether a "<Name> Traits" section reads as a people's: an ability score increase, or two of
+    age, size, speed, languages..."""
+    text = body[:2000]
+    return bool(_ASI.search(text)) or len({m.lower() for m in _PEOPLE_TRAITS.findall(text)}) >= 2
+
+
 def _kids_type(nodes: list[_Node], node: _Node) -> str | None:
     """A race by its "<Race> Traits" child, a class by its "Class Features" child or its class table."""
     t, body = node.title, node.entry.body
     if len(t.split()) > 3 or _is_structural(t):
         return None
     kid_titles = [nodes[c].title for c in node.children]
-    if any(k == t + " traits" for k in kid_titles):
+    if any(nodes[c].title == t + " traits" and _people_traits(nodes[c].entry.body) for c in node.children):
         return "race"
     if any(k in ("class features", t + " class features") for k in kid_titles[:3]):
         return "class"
@@ -730,6 +741,26 @@ def _list_pass(st: Steps, weights: lists.Weights) -> tuple[dict[int, str], set[i
     return out, holders
 
 
+def _named_elsewhere(st: Steps, by_list: dict[int, str]) -> dict[int, set[str]]:
+    """Members of untyped lists whose heading names one kind, with the other kinds that only the
+    genre rules' weaker signs (a stat word, not a full stat line) would give them: a "Sample Melee
+    Weapons" table whose rows print "Damage" and "AP/HP" is not a list of monsters, and untyped
+    beats wrong. A kind backed by full stat lines stands (a list's labels, or a member's hit points
+    beside its armour: "Planar Powers" of whole stat blocks)."""
+    out: dict[int, set[str]] = {}
+    for lst in st.lists:
+        if any(m in by_list for m in lst.members):
+            continue
+        f = lst.features
+        named = max(lists.LIST_TYPES, key=lambda t: f[t]["named"])
+        if f[named]["named"] < lists.BACKED:
+            continue
+        weaker = {t for t in lists.LIST_TYPES if t != named and f[t]["lab_full"] < lists.BACKED}
+        for m in lst.members:
+            out[m] = weaker
+    return out
+
+
 def classify(doc: Document, weights: lists.Weights | None = None) -> None:
     """Set `content_type` on every entry of `doc` (in place). `weights`: the list model's, when not
     the shipped ones (bench/fit_typing.py leaves a book out). Other systems' lists of like things are
@@ -741,6 +772,10 @@ def classify(doc: Document, weights: lists.Weights | None = None) -> None:
     for i, t in by_list.items():
         types[i] = t
     types = _genre_pass(nodes, types, st.own_format, holders)
+    for m, kinds in _named_elsewhere(st, by_list).items():
+        if st.strong[m] is None and types[m] in kinds and not (
+                types[m] == "monster" and genre.hp_and_defence(nodes[m].entry.body)):
+            types[m] = None
     if st.entity_format:
         # a book whose entities print their own lines (the SRDs): rules by the chapter map
         for node in nodes:

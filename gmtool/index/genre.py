@@ -23,8 +23,8 @@ _CONTEXT_WORDS: dict[str, str] = {
     "monster": r"monsters?|creatures?|bestiary|bestiaries|adversar(?:y|ies)|foes|enemies|npcs?"
     r"|nonplayer characters?|non player characters?|antagonists|opponents|denizens",
     "spell": r"spells|grimoires?|rituals|miracles|powers|prayers|incantations|rotes|cantrips",
-    "item": r"equipment|gear|loot|treasures?|items|artifacts|relics|weapons?|armou?rs?|goods|provisions|supplies"
-    r"|price list",
+    "item": r"equipment|gear|loot|treasures?|items|artifacts|relics|weapons?|armou?rs?|shields?|goods|provisions"
+    r"|supplies|price list",
     "race": r"ancestr(?:y|ies)|races|kin|kindreds?|lineages?|species|heritages?|peoples",
     "background": r"backgrounds?|communit(?:y|ies)|upbringings?",
     "class": r"classes|playbooks|archetypes|callings|professions|careers",
@@ -38,7 +38,7 @@ _LIST_SUFFIX = r" (?:list|lists|table|tables|descriptions)"
 _SINGULAR: dict[str, str] = {
     "monster": "monster|creature|adversary|foe|enemy|npc",
     "spell": "spell|ritual|power|prayer|miracle",
-    "item": "item|artifact|relic|weapon|armou?r|gear|equipment",
+    "item": "item|artifact|relic|weapon|armou?r|shield|gear|equipment",
     "race": "race|ancestry|species|lineage|heritage",
     "background": "background",
     "class": "class|playbook",
@@ -54,7 +54,7 @@ _SORT_ORDER = re.compile(r"\s+by\s+\S.*$")
 _HEADER_SINGULAR: dict[str, str] = {
     "monster": _SINGULAR["monster"],
     "spell": _SINGULAR["spell"],
-    "item": "item|weapon|armou?r|gear|equipment",
+    "item": "item|weapon|armou?r|shield|gear|equipment",
     "background": "background|origin|community|upbringing",
 }
 HEADER = {t: re.compile(rf"^(?:{w}|{_HEADER_SINGULAR.get(t, w)})\b") for t, w in _CONTEXT_WORDS.items()}
@@ -74,7 +74,7 @@ _KIND_NOUNS: dict[str, str] = {
 }
 TYPE_WORD = {t: re.compile(rf"\b(?:{w})\b") for t, w in _KIND_NOUNS.items()}
 # Headings that are about a kind, not lists of it ("Monster Tags", "Making Monsters").
-_NOT_A_LIST = re.compile(r"\b(tags?|rules?|making|using|creating|building|designing|elements of|parts of|about|reading)\b")
+_NOT_A_LIST = re.compile(r"\b(tags?|rules?|making|using|creating|building|designing|elements of|parts of|about|reading|formatting|format)\b")
 
 # Stat-block shape: hit points with armour, attacks or hit dice, in the first lines.
 _HP = re.compile(r"\b\d+\s*(?:hp|hit points)\b|\b(?:hp|hit points|hd|hit dice)\s*:?\s*\d+", re.IGNORECASE)
@@ -140,6 +140,13 @@ def header_type(line: str) -> str | None:
         if rx.match(h):
             return t
     return None
+
+
+def hp_and_defence(body: str) -> bool:
+    """Hit points beside an armour or defence value in the first lines: a creature's whole stat
+    line, which a weapon's own "AP/HP" and "Damage" are not."""
+    head = body[:400]
+    return bool(_HP.search(head) and _DEFENCE.search(head))
 
 
 def has_stat_shape(title_tags: str, body: str) -> bool:

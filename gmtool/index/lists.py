@@ -114,8 +114,16 @@ def _label(words: str) -> str | None:
     return " ".join(normed) if normed and normed[0] not in _STOP and normed[-1] not in _STOP else None
 
 
+_START = re.compile(r"^(?:starting|base|initial) (.+)$")
+
+
 @cache
 def meaning(label: str) -> str | None:
+    """What a normalised label means. A "starting ..." label is a character-building one only when
+    what starts is itself a field ("starting hp", "starting evasion"; not "starting percentage")."""
+    start = _START.match(label)
+    if start and meaning(start.group(1)) is None and not label.endswith((" per level", " at 1st level")):
+        return None
     for name, rx in _MEANINGS:
         if rx.match(label):
             return name
