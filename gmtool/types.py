@@ -109,6 +109,7 @@ class SourceMeta:
     type_counts: dict[str, int] = field(default_factory=dict)
     lines: int | None = None  # Markdown/text: the file's line count, shown instead of pages
     files: list[str] = field(default_factory=list)  # a folder book's chapter files, in reading order
+    extract_version: str = ""  # index.extract.EXTRACT_VERSION when indexed: another one is indexed again
 
     @property
     def typed_share(self) -> float:

@@ -266,3 +266,17 @@ def test_logs_are_pruned(lib: Path) -> None:
     names = sorted(p.name for p in logs.iterdir())
     assert len(names) == 50 and Path(rep["log_file"]).name in names
     assert "ok-20200101T000000000000Z.log" not in names
+
+
+def test_rescan_reindexes_what_another_extraction_read(lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source indexed by another version of extraction is indexed again, though its file is unchanged:
+    an upgrade's better reading reaches books indexed before it. The next scan finds it current."""
+    import gmtool.index.indexer as indexer
+
+    _, first = _index(lib)
+    assert first["files_indexed"] == 5
+    monkeypatch.setattr(indexer, "EXTRACT_VERSION", "x-next")
+    _, again = _index(lib)
+    assert again["files_indexed"] == 5 and again["unchanged"] == 0
+    _, then = _index(lib)
+    assert then["files_indexed"] == 0 and then["unchanged"] == 5

@@ -19,6 +19,7 @@ from gmtool import __version__
 from gmtool.errors import GmtoolError, UsageError
 from gmtool.index import books as folder_books
 from gmtool.index.discover import discover_all
+from gmtool.index.extract import EXTRACT_VERSION
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.shelf import FolderBook, book_name, shelve
@@ -399,8 +400,8 @@ class Indexer:
     def _valid_old(self, r: str) -> SourceMeta | None:
         """The indexed version of this file, when its index files are sound."""
         old = self.by_file.get(r)
-        if old is None or self.opts.force:
-            return None
+        if old is None or self.opts.force or old.extract_version != EXTRACT_VERSION:
+            return None  # forced, or read by another version of extraction: index it again
         before = self.manifest.state.index_stat.get(old.source_id)
         intact = self._index_intact(old)
         self.dirty = self.dirty or self.manifest.state.index_stat.get(old.source_id) != before
@@ -645,6 +646,7 @@ def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
         indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         gmtool_version=__version__,
         format_version=store.FORMAT_VERSION,
+        extract_version=EXTRACT_VERSION,
         entry_count=len(doc.entries),
         lines=doc.lines,
         type_counts=dict(sorted(counts.items())),

@@ -11,6 +11,12 @@ from pathlib import Path
 from gmtool.errors import ExtractError
 from gmtool.types import SUPPORTED_SUFFIXES, Document
 
+# What extraction and typing make of a file. Bump it when they change what a book's entries or types
+# are: a source indexed under another value is indexed again on the next scan, changed or not, so an
+# upgrade's better reading reaches books indexed before it (1: side-by-side tables read row by row,
+# priced title lines without text of their own, typing that a list's heading contradicts stays untyped).
+EXTRACT_VERSION = "x1"
+
 
 def extract(path: Path, workers: int = 1) -> Document:
     suffix = path.suffix.lower()
