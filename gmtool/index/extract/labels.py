@@ -156,8 +156,10 @@ def _field_labels(entries: list[Entry]) -> dict[str, set[int]]:
 def _is_field_label(k: int, e: Entry, fields: dict[str, set[int]]) -> bool:
     """`e` is titled by a field of the book's own stat lines ("Challenge 2", "Con", "Range"), alone
     or with a number, and its text is a value, not a section: a label, not a place to look up."""
-    if e.origin == "row":
-        return False  # a row's first cell is the table's name column, its value cells are no evidence
+    if e.origin in ("row", "outline"):
+        # a row's first cell is the table's name column, its value cells are no evidence; a bookmark
+        # is the author's own entry ("Traits" of an appendix, though character sheets print "Traits:")
+        return False
     m = _TITLE_VALUE.match(e.title.strip())
     label = _norm(m.group(1)) if m else ""
     if not label or len(label.split()) > 2:

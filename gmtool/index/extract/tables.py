@@ -24,6 +24,10 @@ from gmtool.index.extract.pdf_sections import CONTENT_SHAPE
 
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 _MIN_ROWS = 4
+# A column of names beside another column of names is a list set in columns, unless the second
+# repeats itself: a table's trait or range column ("Agility", "Melee" down a weapon table) holds
+# at most this share of distinct values.
+_DISTINCT = 0.6
 
 
 class Cell(NamedTuple):
@@ -34,7 +38,8 @@ class Cell(NamedTuple):
     text: str
     line: int
     name: bool  # namelike(text)
-    whole: bool = False  # the layout read its row as one line of cells (see _beside)
+    named_row: bool = False  # its line is a whole data row: a name, then cells with numbers (see _beside)
+    col: int = 0  # its line's layout column
 
 
 def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
@@ -43,10 +48,12 @@ def _cells(lines: list[Line], skip: set[int], thr: float) -> list[Cell]:
         if i in skip or ln.size >= thr:
             continue
         if ln.cells:
-            whole = len(ln.cells) >= 2
-            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i, namelike(c[2]), whole) for c in ln.cells)
+            named_row = (len(ln.cells) >= 2 and namelike(ln.cells[0][2])
+                         and any(ch.isdigit() for cell in ln.cells[1:] for ch in cell[2]))
+            out.extend(Cell(c[0], c[1], ln.top, ln.bottom, c[2], i, namelike(c[2]), named_row, ln.col) for c in ln.cells)
         else:
-            out.append(Cell(ln.x0, ln.x1, ln.top, ln.bottom, ln.text, i, len(ln.text) <= 48 and namelike(ln.text)))
+            out.append(Cell(ln.x0, ln.x1, ln.top, ln.bottom, ln.text, i, len(ln.text) <= 48 and namelike(ln.text), False,
+                            ln.col))
     return out
 
 
@@ -65,22 +72,22 @@ def _columns(cells: list[Cell]) -> list[list[Cell]]:
 
 
 def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
-    """Cells to the right of c on its row (cells sorted by top): those of its own line when the
-    layout read the row as one line of cells (a table beside another in the next page column
-    shares its baselines, not its rows), else any on the row (a table read column by column)."""
+    """Cells to the right of c on its row (cells sorted by top)."""
     return sorted(_beside(c, cells, lambda d: d.x0 > c.x1 + 2), key=lambda d: d.x0)
 
 
 def _beside(c: Cell, cells: list[Cell], side: Callable[[Cell], bool]) -> list[Cell]:
+    """Cells on one side of c on its row, but another table's: a whole row led by a name, read as a
+    line of cells in another page column (a table beside another shares its baselines, not its rows)."""
     lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
     out = []
     for k in range(lo, len(cells)):  # by index: a slice would copy the rest of the page's cells
         d = cells[k]
         if d.top >= c.bottom + 2:
             break
-        if side(d) and d.bottom > c.top - 2:
+        if side(d) and d.bottom > c.top - 2 and not (d.named_row and d.col != c.col):
             out.append(d)
-    return [d for d in out if d.line == c.line] if c.whole else out
+    return out
 
 
 def _is_header(row: tuple[Cell, list[Cell]]) -> bool:
@@ -109,8 +116,9 @@ def _name_column(col: list[Cell], cells: list[Cell]) -> list[tuple[Cell, list[Ce
     if len(names) < 0.75 * len(rows):
         return None
     nxt = [r[0] for _, r in rows]
-    if sum(1 for d in nxt if namelike(d.text, 4) and d.text[:1].isupper()) >= 0.7 * len(nxt):
-        return None  # a list of names set in columns, not a table
+    if (sum(1 for d in nxt if namelike(d.text, 4) and d.text[:1].isupper()) >= 0.7 * len(nxt)
+            and len({d.text.lower() for d in nxt}) > _DISTINCT * len(nxt)):
+        return None  # a list of names set in columns, not a table (whose next column repeats: "Agility")
     # the names come first: nothing but a roll number left of them ("Level | Features" is not)
     lefts = sum(1 for c, _ in rows if any(not _ROLL.match(d.text) for d in _left_of(c, cells)))
     if lefts > 0.25 * len(rows):
