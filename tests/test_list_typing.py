@@ -209,3 +209,15 @@ def test_a_traits_child_makes_a_race_only_when_it_reads_as_a_peoples():
 def test_a_starting_label_means_a_class_field_only_when_what_starts_is_a_field():
     assert lists.meaning("starting evasion") == "start"
     assert lists.meaning("starting percentage") is None and lists.meaning("starting on page") is None
+
+
+def test_two_fields_to_a_line_and_a_spell_that_costs_points():
+    """A stat table read with two "Label: value" cells to a line keeps both labels ("Sphere: None  Duration:
+    Instant" is "sphere" and "duration", not "none duration"), and a list of spells that print a cost beside
+    their range and duration is a list of spells, not of gear (Classic Fantasy Imperative's spell blocks)."""
+    got = lists.labels_of("Rank: Mage 0  Casting Time: 1 Turn\nSphere: None  Duration: Instant\nCost: 1  Range: Touch")
+    assert {"rank", "casting time", "sphere", "duration", "cost", "range"} <= got and "none duration" not in got
+    block = "Rank: Mage {n}  Casting Time: 1 Round\nSphere: None  Duration: {n} Minutes\nCost: {n}  Range: Touch\n" + PROSE
+    spells = [(name, 3, block.format(n=n)) for n, name in enumerate(["Appraise", "Armor", "Avert", "Befuddle", "Calm"], 1)]
+    got = types(doc_of(("Spells", 1, PROSE), ("Spell Descriptions", 2, PROSE), *spells))
+    assert all(got[name] == "spell" for name, *_ in spells), got

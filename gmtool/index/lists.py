@@ -49,6 +49,12 @@ TAG_WORDS = 8
 BACKED = 0.5
 # A heading above a run of siblings that names their kind says a sentence or two at most.
 MARKER_BODY = 200
+# A leaf entry printing this many field labels of its own is a thing with a stat block, even when its title
+# is a kind or field word that would otherwise head a run ("Armor", "Charm Monster" among a book's spells);
+# a chapter does not count, though it print a sample stat line in its lead ("PART 6: MONSTERS"): the
+# entry's text is at most OWN_BLOCK_CHARS (a spell or item; Basic Fantasy's chapter is longer).
+OWN_BLOCK = 3
+OWN_BLOCK_CHARS = 4000
 # A list whose members mostly carry their type's full stat lines is a list of whole entries, so the
 # heading above it groups them rather than being one of them.
 FULL_LIST = 0.5
@@ -57,8 +63,9 @@ JOIN_OVERLAP = 0.4
 
 # What follows a label: ": value", " - value", or a number, a bonus or dice ("AC 15", "Claw +4").
 _AFTER_LABEL = re.compile(r"\s*:\s*(?=\S)|\s+[-–]\s+(?=\S)|\s+(?=[+\-–−]?\d|½|d\d)")
-# A label is the one to three words before that, back to the previous field's end.
-_FIELD_END = re.compile(r"[|,;(.:\d*]")
+# A label is the one to three words before that, back to the previous field's end (punctuation, a
+# number, or the wide space between two cells of a row: "Sphere: None  Duration: Instant").
+_FIELD_END = re.compile(r"[|,;(.:\d*]|\s{2,}")
 _LABEL_WORD = re.compile(r"^[A-Za-z][A-Za-z'’&/]*$")
 # A label line printed on its own, in capitals, above its value ("SPELLCAST TRAIT" / "Presence").
 _CAPS_LABEL = re.compile(r"^[A-Z][A-Z'’&/ ]{2,30}$")
@@ -141,10 +148,13 @@ def meanings(labels: frozenset[str]) -> frozenset[str]:
 
 def signals(ms: frozenset[str]) -> tuple[dict[str, bool], dict[str, bool]]:
     """(full, any) evidence per type from what an entry's labels mean."""
+    spell = ("range" in ms and "duration" in ms) or ("level" in ms and bool(ms & {"range", "duration"}))
     full = {
         "monster": "hp" in ms and bool(ms & {"defence", "attack"}),
-        "spell": ("range" in ms and "duration" in ms) or ("level" in ms and bool(ms & {"range", "duration"})),
-        "item": "cost" in ms and "hp" not in ms,
+        "spell": spell,
+        # a spell may print its cost (in power points) beside its range and duration; gear does not
+        # last for a duration
+        "item": "cost" in ms and "hp" not in ms and "duration" not in ms,
         "class": "start" in ms,
     }
     any_ = {
@@ -289,8 +299,11 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
     # A heading that names a kind ("Bard Subclasses", "Weapons") heads a run, and a field's name ("Range",
     # "Damage", "Cost") defines a rule term: neither is a member of a list of things (a run-in may well
     # end in a kind word: "Rust Monster").
-    apart = {n.index: meaning(n.title) is not None
-             or (named[n.index] is None and genre.context_of(n.title) is not None) for n in nodes}
+    # ...unless it prints a stat block of its own: a spell called "Armor", "Charm Monster" or "Shield".
+    apart = {n.index: (meaning(n.title) is not None
+                       or (named[n.index] is None and genre.context_of(n.title) is not None))
+             and (bool(n.children) or len(n.entry.body) > OWN_BLOCK_CHARS or len(labels[n.index]) < OWN_BLOCK)
+             for n in nodes}
     by_parent: dict[int | None, list[int]] = {}
     for n in nodes:
         if n.title:
