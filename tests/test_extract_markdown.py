@@ -310,3 +310,15 @@ def test_bold_run_ins_are_entries_fields_are_not(tmp_path):
                    ("Again and Again", "runin", ["8 Speed points"], 0, 5)]
     assert doc.entries[1].body == "Drow Poison (Injury). This poison is typically made only by the drow."
     assert "Range: 150 feet" in doc.entries[0].body
+
+
+def test_a_backslash_escape_in_a_table_cell_is_its_character(tmp_path):
+    """`Dagger\\*` marks a footnote with an escaped asterisk: the row is "Dagger", not "Dagger\\"."""
+    doc = extract_markdown(write(tmp_path, "gear.md", (
+        "# Gear\n\n## Weapons\n\n| Weapon | Damage | Cost |\n| :-- | :-: | :-: |\n"
+        "| Dagger\\* | 1d4+1 | 3 GP |\n| Crossbow, heavy\\*\\* | 1d10 | 35 GP |\n| Sling \\(cord\\) | 1d8 | 1 SP |\n"
+        "| Club | 1d6 | 1 SP |\n\n\\* Can be thrown. \\*\\* Two hands.\n"
+    )))
+    titles = [e.title for e in doc.entries]
+    assert {"Dagger", "Crossbow, heavy", "Sling (cord)", "Club"} <= set(titles), titles
+    assert not any("\\" in t for t in titles)
