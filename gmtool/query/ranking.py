@@ -35,6 +35,20 @@ with that of the question less its type words (3.646 / 3.666), and the keyword s
 What a window says (rank.units: parent heading, lead window, long template parts, short-window weights) was
 measured the same way, each variant's windows embedded for the make-eval libraries and scored with
 bench/ask_sets.py's rule; its figures and the variants not kept are in rank.units' WINDOWS_NOTE and SHORT_SHRINK.
+
+Tried after that and not kept (same rule and libraries; sums of the five sets 3.646 / 3.708, and of all seven
+sets' MRR@10, 4.868, for these constants):
+- one more window per entry holding its first chunk without any heading (a heading's words can pull a
+  paragraph's vector away from a question that paraphrases it: "Starting Moves > Backstab." drops the
+  paragraph's cosine to "sneak attack ... unaware enemy" from 0.37 to 0.22): 3.652 / 3.687, seven 4.866; not
+  counted in window_penalty: 3.648 / 3.686, 4.859;
+- class and subclass features as results of their own that still roll up to their class (keyword score, and
+  in its windows or as the best of their similarities): 3.620 / 3.726 (4.859) and 3.609 / 3.620 (4.775); a
+  feature then outranks rule sections that answer (Cypher's type abilities) or its own subclass;
+- query expansion by the model's own word similarities, restricted to the library's vocabulary (each question
+  word's nearest library words at cosine >= 0.7 / 0.65, weight 0.3 / 0.5 x cosine, beside the feedback terms):
+  3.654 / 3.717 (4.876) and 3.687 / 3.697 (4.890): the larger gain is in the fitted half only, the smaller one
+  is noise for a scan-time stage of word vectors.
 """
 
 from __future__ import annotations
