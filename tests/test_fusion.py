@@ -240,6 +240,19 @@ def test_a_rules_section_and_the_same_untyped_section_in_another_shape_are_copie
     assert copy[2] == -1  # a typed item of that name is another thing
 
 
+def test_a_short_row_word_for_word_the_same_in_one_system_is_one_entry() -> None:
+    """Too short to compare, but the same words under one title and type in one system: a copy (the gear row
+    in both SRD 5.1 PDFs). In another system, or with other words, it stays apart; an empty text proves nothing."""
+    from gmtool.rank.copies import copy_groups
+
+    copy, _ = copy_groups(["Grappling hook"] * 4, ["item"] * 4, ["a", "b", "c", "d"],
+                          ["2 gp 4 lb.", "2 gp 4 lb.", "2 gp 4 lb.", "5 gp 4 lb."],
+                          systems=["srd 5.1", "srd 5.1", "srd 5.2", "srd 5.1"])
+    assert copy[0] == copy[1] >= 0 and copy[2] == -1 and copy[3] == -1
+    empty, _ = copy_groups(["Notes"] * 2, [None] * 2, ["a", "b"], ["", ""], systems=["x", "x"])
+    assert empty == [-1, -1]
+
+
 def test_a_long_entry_does_not_win_by_having_more_windows() -> None:
     """Two entries whose best window is as close to the question: the one with one window ranks
     first; an entry with a clearly closer window still wins however many it has (#27)."""

@@ -24,6 +24,9 @@ MIN_EVIDENCE = 40  # shorter texts than this prove nothing: a heading whose text
 # SRD 5.2 namesakes 0.18-0.35 and other games' classes 0.00-0.04.
 SHARED_TRIGRAMS = 0.6
 MIN_TRIGRAMS = 20  # fewer trigrams than this are no evidence either
+# ...but a short text that is word for word the same, of this many words or more, under one title and type
+# in one game system, is one entry ("Grappling hook | 2 gp | 4 lb." in both SRD 5.1 PDFs' gear tables)
+SHORT_EQUAL_WORDS = 3
 SUBTREE_CHARS = 20_000  # an entry's text with its subsections, cut here
 
 
@@ -199,6 +202,8 @@ def _clusters(
             return True
         if same_text(norm[i], norm[j]):
             return True
+        if norm[i] and norm[i] == norm[j] and len(norm[i].split()) >= SHORT_EQUAL_WORDS:
+            return True  # too short to compare, but word for word the same in one system: a price row
         return bodies is not None and ends is not None and same_bag(bag(i), bag(j))
 
     clusters: list[list[int]] = []
