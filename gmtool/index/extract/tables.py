@@ -77,8 +77,9 @@ def _right_of(c: Cell, cells: list[Cell]) -> list[Cell]:
 
 
 def _beside(c: Cell, cells: list[Cell], side: Callable[[Cell], bool]) -> list[Cell]:
-    """Cells on one side of c on its row, but another table's: a whole row led by a name, read as a
-    line of cells in another page column (a table beside another shares its baselines, not its rows)."""
+    """Cells on one side of c on its row, except another table's: a whole data row led by a name, read
+    as a line of cells in another page column (a table beside another shares its baselines, not its
+    rows)."""
     lo = bisect.bisect_left(cells, c.top - 60, key=lambda d: d.top)
     out = []
     for k in range(lo, len(cells)):  # by index: a slice would copy the rest of the page's cells
