@@ -288,11 +288,8 @@ def _table_split(frags: list[list], x: float) -> bool:
     right = [f for f in frags if f[0] >= x - 1]
     if len(left) < 3 or len(right) < 3:
         return False
-    rows: dict[int, list] = {}
-    for f in right:
-        rows.setdefault(round(f[4]), []).append(f)
-    aligned = sum(1 for f in left if any(round(f[4]) + d in rows for d in (-1, 0, 1)))
-    if aligned < TABLE_ALIGNED * len(left):
+    rows = _by_baseline(right)
+    if _aligned(left, rows) < TABLE_ALIGNED * len(left):
         return False
     if max(_full_share(left, x - min(f[0] for f in left)),
            _full_share(right, max(f[2] for f in right) - x)) >= TEXT_SHARE:
@@ -303,10 +300,7 @@ def _table_split(frags: list[list], x: float) -> bool:
 def _same_header(left: list[list], rows: dict[int, list]) -> bool:
     """Whether a row of the left side is repeated on the right at its baseline: two tables set
     side by side, each with its own header row ("Weapon Cost Damage Range" twice)."""
-    mine: dict[int, list] = {}
-    for f in left:
-        mine.setdefault(round(f[4]), []).append(f)
-    for base, cells in mine.items():
+    for base, cells in _by_baseline(left).items():
         texts = [f[7].strip().lower() for f in sorted(cells, key=lambda f: f[0])]
         theirs = [f[7].strip().lower() for f in sorted(rows.get(base, []), key=lambda f: f[0])]
         if len(texts) >= 2 and texts == theirs:
@@ -317,12 +311,23 @@ def _same_header(left: list[list], rows: dict[int, list]) -> bool:
 def _names_lead(side: list[list]) -> bool:
     """Whether a side's rows start with names: a letter first and no digit (outside a parenthesis:
     "Ladder (10-foot)"), nearly all different."""
-    rows: dict[int, list] = {}
-    for f in side:
-        rows.setdefault(round(f[4]), []).append(f)
+    rows = _by_baseline(side)
     lead = [re.sub(r"\([^)]*\)?", "", min(cells, key=lambda f: f[0])[7]).strip() for cells in rows.values()]
     named = [t for t in lead if t[:1].isalpha() and not any(c.isdigit() for c in t)]
     return len(named) >= NAMES_LEAD * len(lead) and len({t.lower() for t in named}) >= NAMES_LEAD * len(named)
+
+
+def _by_baseline(frags: list[list]) -> dict[int, list]:
+    """Fragments grouped by their rounded baseline: the rows of a side."""
+    rows: dict[int, list] = {}
+    for f in frags:
+        rows.setdefault(round(f[4]), []).append(f)
+    return rows
+
+
+def _aligned(left: list[list], rows: dict[int, list]) -> int:
+    """How many of the left side's fragments have a row of the right side at their baseline (±1 pt)."""
+    return sum(1 for f in left if any(round(f[4]) + d in rows for d in (-1, 0, 1)))
 
 
 def _full_share(side: list[list], width: float) -> float:
@@ -349,12 +354,8 @@ def _banded(frags: list[list], x: float, lo_x: float, hi_x: float) -> bool:
         if len(left) >= 3 and len(right) >= 3:
             lw = sorted(f[2] - f[0] for f in left)[len(left) // 2] / max(1.0, x - min(f[0] for f in left))
             rw = sorted(f[2] - f[0] for f in right)[len(right) // 2] / max(1.0, max(f[2] for f in right) - x)
-            rows = {round(f[4]) for f in right}
-            aligned = sum(1 for f in left if round(f[4]) in rows or round(f[4]) - 1 in rows or round(f[4]) + 1 in rows)
-            by_row: dict[int, list] = {}
-            for f in right:
-                by_row.setdefault(round(f[4]), []).append(f)
-            text = min(lw, rw) >= 0.25 and max(lw, rw) >= 0.6 and aligned < 0.7 * len(left)
+            by_row = _by_baseline(right)
+            text = min(lw, rw) >= 0.25 and max(lw, rw) >= 0.6 and _aligned(left, by_row) < 0.7 * len(left)
             if text or _same_header(left, by_row):  # two text columns, or two tables side by side
                 return sum(len(f[7]) for f in left) + sum(len(f[7]) for f in right)
         return 0.0
