@@ -396,3 +396,16 @@ def test_a_query_matching_nothing_says_so(books: Path) -> None:
     assert typo["results"][0]["title"] == "Fireball" and "message" not in typo
     text = _search(books, "streak")  # only in a text: said so
     assert text["results"] and text["message"] == "no entry is titled 'streak'; these entries mention it"
+
+
+def test_a_gear_line_without_text_shows_its_tags(tmp_path: Path) -> None:
+    """A priced line with no paragraph of its own ("Crossbow near, +1 damage, reload, 35 coins") has an
+    empty text: its snippet is its tags, not nothing."""
+    pytest.importorskip("fpdf")
+    from tests.pdfgen import make_bare_price_list_pdf
+
+    lib = tmp_path / "lib"
+    make_bare_price_list_pdf(lib / "gear.pdf")
+    scan_isolated(lib, tmp_path / "config")
+    hit = next(h for h in Engine(lib).search("crossbow").results if h.title == "Crossbow")
+    assert "35 coins" in hit.snippet and "reload" in hit.snippet

@@ -172,7 +172,7 @@ def make_hits(lib: Library, rows: list[Row], terms: set[str]) -> list[Hit]:
                 page_label=e.page_label if e.page_label is not None else lib.page_label(sid, e.page),
                 section_path=lib.section_path(gid),
                 score=round(float(row.score), 4),
-                snippet=snippet(e.body, terms),
+                snippet=snippet(e.body or ", ".join(e.tags or ()), terms),  # a gear line's tags are its text
                 entry_index=gid - lib.offsets[sid],
                 line=e.line,
                 also_in=[{"source_id": lib.source_of(g), "page": pages[g]} for g in row.copies] or None,
