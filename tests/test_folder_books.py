@@ -303,3 +303,24 @@ def test_mkdocs_nav_and_front_matter_weights_give_the_reading_order(tmp_path: Pa
                                             "ember-rules/docs/play/damage.md", "ember-rules/docs/appendix.md"]
     assert rows["tide-site"]["files"] == ["tide-site/_index.md", "tide-site/intro/_index.md", "tide-site/rules/_index.md",
                                           "tide-site/rules/zebra.md", "tide-site/rules/alpha.md"]
+
+
+def test_site_pages_placed_by_their_front_matter_are_one_book(tmp_path: Path) -> None:
+    """A Jekyll (Just the Docs) site's chapter files carry no numbers and no index page, but each
+    one's front matter puts it under a parent page: the folder is one book, titled by `_config.yml`.
+    A folder of notes without such front matter stays a shelf of its own files."""
+    lib = tmp_path / "lib"
+    page = "---\nlayout: default\ntitle: {t}\nparent: 2e\n---\n\n# {t}\n\n{body}\n"
+    _write(lib / "hearth", {
+        "_config.yml": "title: Hearth and Hollow\ntheme: just-the-docs\n",
+        "site/combat.md": page.format(t="Combat", body="Strike first."),
+        "site/bestiary.md": page.format(t="Bestiary", body="Beasts of the wood."),
+        "site/marketplace.md": page.format(t="Marketplace", body="Buy rope."),
+    })
+    _write(lib / "notes", {"session-1.md": "# Session 1\n\nWe met.\n", "session-2.md": "# Session 2\n\nWe fled.\n"})
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    rows = {r["source_id"]: r for r in json.loads(_run(lib, "ls", "--json")[1])["sources"]}
+    assert set(rows) == {"site", "session-1", "session-2"}, set(rows)
+    assert rows["site"]["title"] == "Hearth and Hollow"
+    assert rows["site"]["files"] == ["hearth/site/bestiary.md", "hearth/site/combat.md", "hearth/site/marketplace.md"]

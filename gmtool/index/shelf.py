@@ -7,7 +7,9 @@ per book. A folder below the library root is one book when
 - its Markdown is laid out as chapters: two or more of the files and sub-folders directly in
   it carry a numeric prefix (`01_Abilities.md`, `07-combat/`) and they are at least half of
   them, or it has an index page (`_index.md`, `index.md`, `README.md`) and sub-folders of
-  Markdown (a static site's sections), or
+  Markdown (a static site's sections), or two or more of its files, and at least half, are a
+  site's pages placed in its navigation by their front matter (`weight`, `sidebar_position`,
+  `nav_order`, or Just the Docs' `parent`), or
 - it has a contents page that links to its chapters: a `SUMMARY.md` (mdBook, GitBook) or an
   index page whose links reach at least two, and at least half, of the Markdown files below it.
   The contents page's link order is then the reading order, and a `SUMMARY.md` is read for
@@ -29,8 +31,8 @@ order of their numeric prefixes (`2-…` before `10-…`) or of the place their 
 them (`weight`, `sidebar_position`, `nav_order`; a folder's is its index page's), then the rest by
 name; in a book with a contents page or an MkDocs `nav`, the files it lists come first, in its order.
 
-A book's title is the marker's, else an mdBook `book.toml` title or an MkDocs `mkdocs.yml`
-`site_name` in its folder or the one above (a site's sources often sit in `src/` or `docs/`),
+A book's title is the marker's, else an mdBook `book.toml` title, an MkDocs `mkdocs.yml`
+`site_name` or a Jekyll `_config.yml` `title` in its folder or the one above (a site's sources often sit in `src/` or `docs/`),
 else what its own pages say (see index.extract.mdbook). A folder with such a generic name is
 named (its id, and its title as a last resort) by the folder above it.
 """
@@ -57,11 +59,14 @@ GENERIC_FOLDERS = frozenset({"src", "source", "docs", "doc", "content", "content
 # where a site generator keeps a page's place in its folder, in the page's front matter (Hugo,
 # Docusaurus, Just the Docs): orders the files that carry no numeric prefix
 _FRONT_ORDER = re.compile(r"^(?:weight|sidebar_position|nav_order)\s*:\s*[\"']?(-?\d+(?:\.\d+)?)[\"']?\s*$", re.M)
+# a page that a site's navigation places under a parent page (Just the Docs): a chapter of a site
+_FRONT_PARENT = re.compile(r"^parent\s*:\s*\S", re.M)
 FRONT_MATTER_MAX_BYTES = 4096
 # an MkDocs nav entry: "- rules/combat.md" or "- Combat: rules/combat.md"
 _NAV_ITEM = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?['\"]?([^\s'\":#]+\.(?:md|markdown))['\"]?\s*$", re.M | re.I)
 _TOML_TITLE = re.compile(r"^\s*title\s*=\s*([\"'])(.+?)\1\s*$", re.M)
 _MKDOCS_NAME = re.compile(r"^site_name\s*:\s*([\"']?)(.+?)\1\s*$", re.M)
+_JEKYLL_TITLE = re.compile(r"^title\s*:\s*([\"']?)(.+?)\1\s*$", re.M)
 
 
 @dataclass
@@ -85,7 +90,7 @@ def book_name(folder: Path) -> str:
 def site_title(folder: Path) -> str | None:
     """The title a site generator's settings give the book, in its folder or the one above."""
     for where in (folder, folder.parent):
-        for name, pattern in (("book.toml", _TOML_TITLE), ("mkdocs.yml", _MKDOCS_NAME)):
+        for name, pattern in (("book.toml", _TOML_TITLE), ("mkdocs.yml", _MKDOCS_NAME), ("_config.yml", _JEKYLL_TITLE)):
             try:
                 text = (where / name).read_text(encoding="utf-8", errors="replace")[:CONTENTS_MAX_BYTES]
             except OSError:
@@ -119,12 +124,8 @@ def mkdocs_nav(folder: Path, below: list[str]) -> list[str] | None:
     return links if _covers(links, below) else None
 
 
-def front_order(path: Path) -> float | None:
-    """A page's place in its folder as its front matter gives it (`weight`, `sidebar_position`,
-    `nav_order`); for a folder, its index page's."""
-    if path.is_dir():
-        pages = [path / f"{stem}{suffix}" for stem in INDEX_STEMS for suffix in CHAPTER_SUFFIXES]
-        return next((w for w in (front_order(p) for p in pages if p.is_file()) if w is not None), None)
+def front_matter(path: Path) -> str | None:
+    """The front matter block a page opens with (its first FRONT_MATTER_MAX_BYTES), or None."""
     try:
         with path.open("rb") as fh:
             head = fh.read(FRONT_MATTER_MAX_BYTES).decode("utf-8", errors="replace")
@@ -133,8 +134,24 @@ def front_order(path: Path) -> float | None:
     if not head.startswith("---"):
         return None
     end = head.find("\n---", 3)
-    m = _FRONT_ORDER.search(head[: end if end > 0 else len(head)])
+    return head[: end if end > 0 else len(head)]
+
+
+def front_order(path: Path) -> float | None:
+    """A page's place in its folder as its front matter gives it (`weight`, `sidebar_position`,
+    `nav_order`); for a folder, its index page's."""
+    if path.is_dir():
+        pages = [path / f"{stem}{suffix}" for stem in INDEX_STEMS for suffix in CHAPTER_SUFFIXES]
+        return next((w for w in (front_order(p) for p in pages if p.is_file()) if w is not None), None)
+    head = front_matter(path)
+    m = _FRONT_ORDER.search(head) if head else None
     return float(m.group(1)) if m else None
+
+
+def site_page(path: Path) -> bool:
+    """Whether a page's front matter places it in a site's navigation (an order, or a parent page)."""
+    head = front_matter(path)
+    return head is not None and bool(_FRONT_ORDER.search(head) or _FRONT_PARENT.search(head))
 
 
 def contents_links(folder: Path, below: list[str]) -> tuple[str, list[str]] | None:
@@ -193,9 +210,15 @@ def is_index(path: Path) -> bool:
     return path.stem.lower() in INDEX_STEMS
 
 
-def _chaptered(children: set[str], has_index: bool, has_subfolders: bool) -> bool:
+def _chaptered(folder: Path, children: set[str], files: list[str], has_index: bool, has_subfolders: bool) -> bool:
+    """`files`: the children that are Markdown files (not folders)."""
     numbered = sum(1 for c in children if _NUMBERED.match(c))
-    return (numbered >= 2 and numbered * 2 >= len(children)) or (has_index and has_subfolders)
+    if (numbered >= 2 and numbered * 2 >= len(children)) or (has_index and has_subfolders):
+        return True
+    if len(files) < 2:
+        return False
+    placed = sum(1 for f in files if site_page(folder / f))
+    return placed >= 2 and placed * 2 >= len(files)
 
 
 def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBook]]:
@@ -217,9 +240,11 @@ def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBoo
                 decided[folder] = marker.get("book", "yes").lower() not in _NO
             else:
                 kids = tree.get(folder, set())
-                subs = any((*folder, k) in tree for k in kids)
-                index = any(k.rsplit(".", 1)[0].lower() in INDEX_STEMS for k in kids if (*folder, k) not in tree)
-                decided[folder] = len(_files_below(tree, folder)) >= 2 and _chaptered(kids, index, subs)
+                files = sorted(k for k in kids if (*folder, k) not in tree)
+                subs = len(files) < len(kids)
+                index = any(k.rsplit(".", 1)[0].lower() in INDEX_STEMS for k in files)
+                decided[folder] = len(_files_below(tree, folder)) >= 2 and _chaptered(
+                    library.joinpath(*folder), kids, files, index, subs)
             if decided[folder] or marker is None:
                 found = contents_links(library.joinpath(*folder), _paths_below(tree, folder))
                 if found is not None:
