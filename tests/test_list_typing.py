@@ -221,3 +221,18 @@ def test_two_fields_to_a_line_and_a_spell_that_costs_points():
     spells = [(name, 3, block.format(n=n)) for n, name in enumerate(["Appraise", "Armor", "Avert", "Befuddle", "Calm"], 1)]
     got = types(doc_of(("Spells", 1, PROSE), ("Spell Descriptions", 2, PROSE), *spells))
     assert all(got[name] == "spell" for name, *_ in spells), got
+
+
+def test_value_first_stat_lines_type_the_whole_list():
+    """Stat lines that print each value before its label ("6 HP, 1 Armor, 13 STR"), as many small-press
+    games do, are field labels too: the creatures that print no armour are typed with those that do."""
+    assert lists.labels_of("6 HP, 13 STR, 12 DEX, 15 WIL, bite (d8)") == {"hp", "str", "dex", "wil"}
+    assert not lists.labels_of("He has 3 sons, 2 daughters and a dog.") & {"sons", "daughters"}  # prose
+    line = "{hp} HP, {armor}{s} STR, 12 DEX, 9 WIL, {attack}\n\n- Lurks where the road bends.\n- Flees from fire."
+    beasts = [(name, 2, line.format(hp=4 + n, armor="1 Armor, " if n % 2 else "", s=10 + n, attack=att))
+              for n, (name, att) in enumerate([("Acolyte", "dagger (d6)"), ("Bog Hound", "bite (d8)"),
+                                               ("Cave Eel", "bite (d6)"), ("Dune Crab", "claws (d8)"),
+                                               ("Elm Walker", "slam (d10)"), ("Fen Wisp", "touch (d4)")])]
+    doc = doc_of(("Bestiary", 1, PROSE), *beasts)
+    got = types(doc)
+    assert [name for name, *_ in beasts if got[name] != "monster"] == []

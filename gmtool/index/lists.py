@@ -66,6 +66,12 @@ _AFTER_LABEL = re.compile(r"\s*:\s*(?=\S)|\s+[-–]\s+(?=\S)|\s+(?=[+\-–−]?\
 # A label is the one to three words before that, back to the previous field's end (punctuation, a
 # number, or the wide space between two cells of a row: "Sphere: None  Duration: Instant").
 _FIELD_END = re.compile(r"[|,;(.:\d*]|\s{2,}")
+# A stat line that prints each value before its label, fields parted by commas ("6 HP, 1 Armor, 13 STR,
+# 12 DEX, bite (d8)"), as many small-press games do: one field is a number, then one or two words, up to
+# the next comma or the line's end. A line holds a stat line of this kind when VALUE_FIRST_MIN of its
+# fields are such (one alone is prose: "3 goblins").
+_VALUE_FIRST = re.compile(r"(?:^|[,;])\s*[+\-–−]?\d+(?:/\d+)?\s+([A-Za-z][A-Za-z'’]*(?: [A-Za-z][A-Za-z'’]*)?)\s*(?=[,;]|$)")
+VALUE_FIRST_MIN = 2
 _LABEL_WORD = re.compile(r"^[A-Za-z][A-Za-z'’&/]*$")
 # A label line printed on its own, in capitals, above its value ("SPELLCAST TRAIT" / "Presence").
 _CAPS_LABEL = re.compile(r"^[A-Z][A-Z'’&/ ]{2,30}$")
@@ -109,7 +115,14 @@ def labels_of(body: str) -> frozenset[str]:
             label = _label(" ".join(raw)) if raw else None
             if label is not None:
                 out.add(label)
+        out.update(_value_first(line))
     return frozenset(out)
+
+
+def _value_first(line: str) -> list[str]:
+    """The labels of a value-first stat line ("6 HP, 1 Armor, 13 STR"), or none."""
+    found = [x for x in (_label(m.group(1)) for m in _VALUE_FIRST.finditer(line)) if x is not None]
+    return found if len(found) >= VALUE_FIRST_MIN else []
 
 
 @lru_cache(maxsize=1 << 16)  # the same few words come before a value again and again ("Hit Points", "you gain")
