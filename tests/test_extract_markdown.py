@@ -322,3 +322,15 @@ def test_a_backslash_escape_in_a_table_cell_is_its_character(tmp_path):
     titles = [e.title for e in doc.entries]
     assert {"Dagger", "Crossbow, heavy", "Sling (cord)", "Club"} <= set(titles), titles
     assert not any("\\" in t for t in titles)
+
+
+def test_a_blank_header_row_over_a_bold_one_is_the_table_header(tmp_path):
+    """Converters write an empty header row and set the real one in bold below it: that row names the
+    columns; it is no thing of its own."""
+    doc = extract_markdown(write(tmp_path, "beasts.md", (
+        "# Beasts\n\n## Kinds\n\n|  |  |  |\n| --- | --- | --- |\n| **d6** | **Group** | **Members** |\n"
+        "| **1** | Avian | Roc, Wyvern |\n| **2** | Beast | Bear, Wolf |\n| **3** | Plant | Treant, Vines |\n"
+    )))
+    rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
+    assert set(rows) == {"Avian", "Beast", "Plant"}
+    assert "Members: Roc, Wyvern" in rows["Avian"]

@@ -75,6 +75,8 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
         header, data = by_line.get(block[0], []), block[2:]
     elif len(block) > 1:  # a raw HTML table: its first row is the header
         header, data = by_line.get(block[0], []), block[1:]
+    if not any(header) and data and data[0] not in seps and _bold_row(lines[data[0]]):
+        header, data = by_line[data[0]], data[1:]  # a blank header row, the real one bold below it
     rows = [(i, by_line[i]) for i in data if i not in seps]
     if len(rows) < _MIN_ROWS:
         return []
@@ -94,6 +96,15 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
                                                            strict=False) if v]
         out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
     return out
+
+
+_BOLD_CELL = re.compile(r"^(\*\*|__)[^*_]+\1$")
+
+
+def _bold_row(line: str) -> bool:
+    """Every filled cell set in bold: a header row that a converter wrote below an empty one."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|") if c.strip()]
+    return len(cells) >= 2 and all(_BOLD_CELL.match(c) for c in cells)
 
 
 def _field_label(text: str) -> bool:
