@@ -471,3 +471,23 @@ def test_a_short_section_over_rules_sections_is_a_rule_but_not_over_entities():
     )
     got = types(doc)
     assert got["Impeded Weapons"] == "rule" and got["Underwater Combat"] == "rule"  # not folded into "Combat"
+
+
+def test_a_part_title_alone_among_rules_sections_is_a_rule_among_parts_it_is_a_part():
+    """"Reactions" is a stat block's part in D&D, but in another game's core rules, between "Armor" and
+    "Morale", it is a rules section of its own: left untyped, it folded into its chapter and was never a
+    result. Among parts of its kind ("Age", "Size", "Speed" of a people) it stays a part."""
+    prose = "When the party meets someone whose mood is not obvious, roll two dice and read the table."
+    doc = doc_of(
+        ("Core Rules", 1, prose),
+        ("Armor", 2, "Armor reduces the damage of every attack that hits you, down to a minimum of zero."),
+        ("Reactions", 2, prose),
+        ("Morale", 2, "Enemies must pass a save to avoid fleeing when they take their first casualty."),
+        ("Wood Folk", 1, "A quiet people of the deep forest, who keep to the old paths and the old ways."),
+        ("Age", 2, "Wood folk reach adulthood at twenty and live to see two hundred winters pass."),
+        ("Size", 2, "Wood folk are tall and slender, between six and seven feet tall when grown."),
+        ("Speed", 2, "Your base walking speed is 35 feet, and forest ground does not slow you down."),
+    )
+    got = types(doc)
+    assert got["Reactions"] == got["Armor"] == got["Morale"] == "rule"
+    assert got["Age"] is None and got["Size"] is None and got["Speed"] is None

@@ -235,6 +235,25 @@ def _is_structural(title: str) -> bool:
     return bool(STRUCTURAL_TITLES.match(title))
 
 
+# A structural title among its siblings: a stat block's or a class's parts come in runs of them ("Age",
+# "Size", "Speed"; "Actions", "Reactions"), so a title is a part when this share of its siblings are such
+# titles too. Alone among rules sections ("Reactions" between "Armor" and "Morale" in a core rules chapter)
+# it is a rules section of its own, which, left untyped, folded into its chapter and was never a result.
+PART_SIBLINGS = 0.5
+
+
+def _is_part(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
+    """A title a stat block, class or race uses for its parts, where it is one: inside an entity, or
+    among siblings titled so (see PART_SIBLINGS)."""
+    if not _is_structural(node.title):
+        return False
+    p = node.entry.parent
+    if p is None or types[p] not in (None, "rule"):
+        return True
+    sibs = [c for c in nodes[p].children if c != node.index]
+    return not sibs or sum(_is_structural(nodes[c].title) for c in sibs) >= PART_SIBLINGS * len(sibs)
+
+
 def _statblock_children_only(nodes: list[_Node], node: _Node) -> bool:
     kids = [nodes[c].title for c in node.children]
     return "actions" in kids and all(_is_structural(k) for k in kids)
@@ -614,7 +633,7 @@ def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
 
 
 def _is_rule(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
-    if len(node.entry.body) < 40 or _is_structural(node.title):
+    if len(node.entry.body) < 40 or _is_part(nodes, node, types):
         return False
     if any(types[a] not in (None, "rule") or _LIST_TITLE.search(nodes[a].title) for a in node.ancestors):
         return False  # inside an entity, or in a spell list ("Bard Spells" > "3rd Level")
@@ -632,7 +651,7 @@ def _rule_containers(nodes: list[_Node], types: list[str | None]) -> None:
     above it and never be a result of its own."""
     for node in reversed(nodes):  # children first: a container of containers
         i = node.index
-        if types[i] is not None or not node.ancestors or _is_structural(node.title):
+        if types[i] is not None or not node.ancestors or _is_part(nodes, node, types):
             continue
         if any(types[a] not in (None, "rule") for a in node.ancestors):
             continue  # a part of an entity
@@ -648,7 +667,7 @@ def _broad_rules(nodes: list[_Node], types: list[str | None], holders: set[int])
     n = len(nodes)
     for node in reversed(nodes):  # children first: a container of rules is a rule
         i, e, t = node.index, node.entry, node.title
-        if types[i] is not None or not t or e.origin in genre.NAME_ORIGINS or _is_structural(t) or i in holders:
+        if types[i] is not None or not t or e.origin in genre.NAME_ORIGINS or _is_part(nodes, node, types) or i in holders:
             continue
         if any(types[a] not in (None, "rule") for a in node.ancestors):
             continue  # a part of an entity (a class's starting moves)
