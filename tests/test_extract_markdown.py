@@ -334,3 +334,14 @@ def test_a_blank_header_row_over_a_bold_one_is_the_table_header(tmp_path):
     rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
     assert set(rows) == {"Avian", "Beast", "Plant"}
     assert "Members: Roc, Wyvern" in rows["Avian"]
+
+
+def test_a_link_in_a_table_row_reads_as_its_text(tmp_path):
+    doc = extract_markdown(write(tmp_path, "events.md", (
+        "# Events\n\n| d6 | Event | Effect |\n| --- | --- | --- |\n"
+        "| 1 | Encounter | Roll for its [reactions](/rules/core.md/#reactions). |\n"
+        "| 2 | Sign | A clue: ![spoor](img/spoor.png) or tracks. |\n| 3 | Loss | Lose a torch. |\n"
+    )))
+    rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
+    assert "Roll for its reactions." in rows["Encounter"] and "A clue: spoor or tracks." in rows["Sign"]
+    assert not any("](" in b for b in rows.values())

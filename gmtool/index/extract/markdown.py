@@ -29,8 +29,6 @@ _ATX_CLOSE = re.compile(r"[ \t]+#+$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _ATTR = re.compile(r"[ \t]*\{[#.][^{}]*\}$")  # pandoc `{#anchor .class}`
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
@@ -60,8 +58,6 @@ def clean_inline(text: str) -> str:
     if "{" in text:
         text = _ATTR.sub("", text)
     text = mdmarkup.inline_text(text)
-    if "](" in text:
-        text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))
     if "][" in text:
         text = _REF_LINK.sub(r"\1", text)
     if "`" in text:
@@ -103,7 +99,7 @@ def clean_body(lines: list[str]) -> str:
         elif "<" in line or "&" in line or "{{" in line or "[" in line:
             line = mdmarkup.inline_text(line, br="\n")
         if "](" in line:  # each pattern needs its marker: most lines skip the regexes (a third of a Markdown scan)
-            line = _LINK.sub(r"\1", _IMAGE.sub(r"\1", line))
+            line = mdmarkup.links_as_text(line)
         if "*" in line or "_" in line:
             line = line.replace("***", "").replace("**", "").replace("__", "")
             line = _EM_STAR.sub(r"\1", line) if "*" in line else line

@@ -21,6 +21,8 @@ _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[-=]{2,}>")  # tags, and Hugo's `<--->` 
 _SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _WIKI = re.compile(r"(!?)\[\[([^\[\]]*)\]\]")
 _EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _ALERT = re.compile(r"^\[!([A-Za-z]+)\]\s*$")  # GitHub alert blockquotes: `> [!NOTE]`
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
 # a Hugo name box: a line of shortcodes around one short name (and values after `<--->`)
@@ -132,13 +134,15 @@ def _wiki(match: re.Match[str]) -> str:
 
 def inline_text(text: str, br: str = " ") -> str:
     """Markup that is not text, taken out of one line or cell: tags (`<br>` becomes `br`),
-    shortcodes, placeholders, empty links; entities decoded."""
+    shortcodes, placeholders, empty links; links read as their text; entities decoded."""
     if "{{" in text:
         text = _SHORTCODE.sub(" ", text)
     if "[[" in text:
         text = _WIKI.sub(_wiki, text)
     if "[]" in text:
         text = _EMPTY_LINK.sub("", text)
+    if "](" in text:
+        text = links_as_text(text)
     if "<" in text:
         text = _BR.sub(br, text)
         text = _COLUMN_BREAK.sub("  ", text)
@@ -148,6 +152,11 @@ def inline_text(text: str, br: str = " ") -> str:
     if "---" in text:
         text = _EM_DASH.sub("\u2014", text)
     return text
+
+
+def links_as_text(text: str) -> str:
+    """Links and images read as their text (`[Reactions](/rules/#reactions)` is "Reactions")."""
+    return _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))
 
 
 def unquote(line: str) -> str:
