@@ -236,3 +236,17 @@ def test_value_first_stat_lines_type_the_whole_list():
     doc = doc_of(("Bestiary", 1, PROSE), *beasts)
     got = types(doc)
     assert [name for name, *_ in beasts if got[name] != "monster"] == []
+
+
+def test_a_row_that_groups_other_entries_of_the_book_is_not_one_of_them():
+    """A bestiary's table of kinds ("Avian | Roc, Wyvern") lists creatures the book describes one by one:
+    its rows group them, they are not creatures."""
+    kinds = [("Avian", "Avian\nMonsters: Roc, Wyvern"), ("Beast", "Beast\nMonsters: Bear, Wolf"),
+             ("Plant", "Plant\nMonsters: Treant, Vines")]
+    beasts = [(name, 2, f"{4 + n} HP, 1 Armor, 12 STR, 10 DEX, 8 WIL, bite (d{6 + n % 2 * 2})")
+              for n, name in enumerate(["Bear", "Roc", "Treant", "Vines", "Wolf", "Wyvern"])]
+    doc = doc_of(("Bestiary", 1, PROSE), ("Monster Kinds", 2, "Roll a d6 for a kind of monster."),
+                 *[(k, 3, body, "row") for k, body in kinds], *beasts)
+    got = types(doc)
+    assert all(got[name] == "monster" for name, *_ in beasts)
+    assert [k for k, _ in kinds if got[k] is not None] == []

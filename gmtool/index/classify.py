@@ -188,7 +188,28 @@ def _tree(entries: list[Entry]) -> list[_Node]:
             above.pop()
         node.up = above[-1] if above else -1
         above.append(node.index)
+    _mark_grouping_rows(nodes)
     return nodes
+
+
+# A table row whose cells list other entries of the book ("Avian | Phoenix, Roc, Wyvern" in a bestiary
+# that describes each of them) groups those things; it is not one of them. It needs GROUPED_MIN such
+# names, and they must be at least half the items its cells list.
+GROUPED_MIN = 2
+_ITEM_SPLIT = re.compile(r"[,;\n]")
+_CELL_LABEL = re.compile(r"^[^:]{1,30}:\s*")
+
+
+def _mark_grouping_rows(nodes: list[_Node]) -> None:
+    rows = [n for n in nodes if n.entry.origin == "row"]
+    if not rows:
+        return
+    titles = {n.title for n in nodes if n.title}
+    for n in rows:
+        items = [norm(_CELL_LABEL.sub("", x.strip())) for x in _ITEM_SPLIT.split(n.entry.body.split("\n", 1)[-1])]
+        items = [x for x in items if x]
+        named = sum(1 for x in items if x in titles and x != n.title)
+        n.memo["groups_others"] = named >= GROUPED_MIN and 2 * named >= len(items)
 
 
 def _under(nodes: list[_Node], node: _Node, pattern: re.Pattern[str], depth: int = 99) -> bool:
@@ -587,6 +608,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     if shape is not None:
         return shape
     named = e.origin in genre.NAME_ORIGINS
+    if node.memo.get("groups_others"):
+        return None  # a row grouping other entries of the book
     leaf = not node.children
     own = genre.context_of(t)
     ctx = _context(nodes, node, types)
