@@ -491,3 +491,14 @@ def test_a_part_title_alone_among_rules_sections_is_a_rule_among_parts_it_is_a_p
     got = types(doc)
     assert got["Reactions"] == got["Armor"] == got["Morale"] == "rule"
     assert got["Age"] is None and got["Size"] is None and got["Speed"] is None
+
+
+def test_a_thing_priced_in_its_title_is_no_monster_whatever_hit_points_it_gives():
+    doc = doc_of(
+        ("Treasures", 1, "Magic items the party may find or buy."),
+        ("+5% Shield (250 GP)", 2, "This shield is enchanted: it has +5 Armor Points and +2 Hit Points for its type."),
+        ("Cave Bear", 2, "A huge bear. Armor 2, 18 Hit Points, claws 1d8 damage."),
+    )
+    got = types(doc)
+    assert got["+5% Shield (250 GP)"] != "monster"
+    assert got["Cave Bear"] == "monster"

@@ -590,7 +590,8 @@ def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
         if genre.class_shape(t, e.body, [k.title for k in kids], heads):
             return "class"
     tags = " ".join(e.tags or [])
-    if genre.context_of(t) is None and genre.has_stat_shape(f"{e.title} {tags}", e.body):
+    # a thing priced in its own title is gear, whatever hit points and armour it gives ("+5% Shield (250 GP)")
+    if genre.context_of(t) is None and genre.has_stat_shape(f"{e.title} {tags}", e.body) and not genre.has_price(e.title):
         return "monster"
     if genre.describes_state(t, e.body):
         return "condition"
