@@ -324,3 +324,29 @@ def test_site_pages_placed_by_their_front_matter_are_one_book(tmp_path: Path) ->
     assert set(rows) == {"site", "session-1", "session-2"}, set(rows)
     assert rows["site"]["title"] == "Hearth and Hollow"
     assert rows["site"]["files"] == ["hearth/site/bestiary.md", "hearth/site/combat.md", "hearth/site/marketplace.md"]
+
+
+def test_a_vaults_templated_notes_are_one_book_read_through_their_fields(tmp_path: Path) -> None:
+    """An Obsidian vault keeps one note per thing, made from a template: the facts sit in front matter
+    and the body shows them through Dataview inline queries. The folder is one book, each note titled
+    and worded by its own fields; tags, embeds and computed queries are markup, not text."""
+    lib = tmp_path / "lib"
+    note = ("---\nName: {name}\nDescription: {desc}\n  Very {kind}.\nPower: {power}\nTags:\n- move\n---\n\n"
+            "#Vault/Moves\n\n## `= this.name`\n![[{name}-sprite.png|wsmall]]\n*`= this.Description`*\n\n"
+            "**Power**:: `= this.Power` `= choice(this.Power > 2, \"strong\", \"weak\")`\n")
+    moves = {"Ember": "A small flame scorches the foe", "Bubble": "A spray of bubbles soaks the foe",
+             "Gust": "A whirl of wind buffets the foe", "Vine Whip": "Two vines lash the foe",
+             "Tackle": "A full-body charge slams the foe", "Growl": "A cute growl lowers the foe's guard"}
+    _write(lib / "vault" / "Moves", {f"SRD-{name}.md": note.format(name=name, desc=desc, kind="sharp", power=n)
+                                       for n, (name, desc) in enumerate(moves.items(), 1)})
+    _write(lib, {"session-notes.md": "# Session 1\n\nWe met a trainer.\n"})
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    rows = {r["source_id"]: r for r in json.loads(_run(lib, "ls", "--json")[1])["sources"]}
+    assert set(rows) == {"moves", "session-notes"}, set(rows)
+    entries = toc_nodes(json.loads(_run(lib, "toc", "moves", "--json")[1])["entries"])
+    assert sorted(n["title"] for n in entries) == sorted(moves)
+    shown = json.loads(_run(lib, "show", "moves", "Ember", "--json")[1])
+    text = json.dumps(shown)
+    assert "A small flame scorches the foe Very sharp." in text and "Power: 1" in text
+    assert not re.search(r"this\.|`=|wsmall|#Vault|::", text), text

@@ -9,7 +9,8 @@ per book. A folder below the library root is one book when
   them, or it has an index page (`_index.md`, `index.md`, `README.md`) and sub-folders of
   Markdown (a static site's sections), or two or more of its files, and at least half, are a
   site's pages placed in its navigation by their front matter (`weight`, `sidebar_position`,
-  `nav_order`, or Just the Docs' `parent`), or
+  `nav_order`, or Just the Docs' `parent`), or five or more of its files, and most, are notes made from one
+  template (a vault's compendium: front matter that opens with the same three or more keys), or
 - it has a contents page that links to its chapters: a `SUMMARY.md` (mdBook, GitBook) or an
   index page whose links reach at least two, and at least half, of the Markdown files below it.
   The contents page's link order is then the reading order, and a `SUMMARY.md` is read for
@@ -61,6 +62,13 @@ GENERIC_FOLDERS = frozenset({"src", "source", "docs", "doc", "content", "content
 _FRONT_ORDER = re.compile(r"^(?:weight|sidebar_position|nav_order)\s*:\s*[\"']?(-?\d+(?:\.\d+)?)[\"']?\s*$", re.M)
 # a page that a site's navigation places under a parent page (Just the Docs): a chapter of a site
 _FRONT_PARENT = re.compile(r"^parent\s*:\s*\S", re.M)
+_FRONT_KEY = re.compile(r"^([A-Za-z_][\w -]{0,40}):", re.M)
+# A vault's compendium: notes made from one template (a Dataview note per monster, move or item) open
+# with front matter of the same keys. TEMPLATE_MIN notes, TEMPLATE_SHARE of the folder's files, each
+# holding the TEMPLATE_KEYS or more keys that that share of them hold.
+TEMPLATE_MIN = 5
+TEMPLATE_SHARE = 0.8
+TEMPLATE_KEYS = 3
 FRONT_MATTER_MAX_BYTES = 4096
 # an MkDocs nav entry: "- rules/combat.md" or "- Combat: rules/combat.md"
 _NAV_ITEM = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?['\"]?([^\s'\":#]+\.(?:md|markdown))['\"]?\s*$", re.M | re.I)
@@ -148,12 +156,6 @@ def front_order(path: Path) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def site_page(path: Path) -> bool:
-    """Whether a page's front matter places it in a site's navigation (an order, or a parent page)."""
-    head = front_matter(path)
-    return head is not None and bool(_FRONT_ORDER.search(head) or _FRONT_PARENT.search(head))
-
-
 def contents_links(folder: Path, below: list[str]) -> tuple[str, list[str]] | None:
     """(contents page, the chapter files it links in its order), folder-relative POSIX paths,
     when a `SUMMARY.md` or index page directly in `folder` links at least two, and at least half,
@@ -217,8 +219,24 @@ def _chaptered(folder: Path, children: set[str], files: list[str], has_index: bo
         return True
     if len(files) < 2:
         return False
-    placed = sum(1 for f in files if site_page(folder / f))
-    return placed >= 2 and placed * 2 >= len(files)
+    heads = [front_matter(folder / f) for f in files]
+    placed = sum(1 for h in heads if h is not None and (_FRONT_ORDER.search(h) or _FRONT_PARENT.search(h)))
+    return (placed >= 2 and placed * 2 >= len(files)) or _templated(heads)
+
+
+def _templated(heads: list[str | None]) -> bool:
+    """Most of the pages whose front matter `heads` holds are notes made from one template (see
+    TEMPLATE_MIN)."""
+    if len(heads) < TEMPLATE_MIN:
+        return False
+    keys = [frozenset(k.lower() for k in _FRONT_KEY.findall(h)) if h else frozenset() for h in heads]
+    need = TEMPLATE_SHARE * len(heads)
+    counts: dict[str, int] = {}
+    for ks in keys:
+        for k in ks:
+            counts[k] = counts.get(k, 0) + 1
+    core = {k for k, n in counts.items() if n >= need}
+    return len(core) >= TEMPLATE_KEYS and sum(1 for ks in keys if core <= ks) >= need
 
 
 def shelve(library: Path, files: list[Path]) -> tuple[list[Path], list[FolderBook]]:

@@ -124,10 +124,12 @@ def _wiki(match: re.Match[str]) -> str:
     """`[[Page|label]]` reads as its label, `[[Page]]` as the page; an embed (`![[…]]`) or an
     upper-case placeholder (`[[PHYSICAL ICON]]`, an icon the site draws) is not text."""
     embed, inner = match.group(1), match.group(2).strip()
+    if embed:  # an embedded image or note ("![[sprite.png|right]]": "right" is its size, not text)
+        return ""
     if "|" in inner:
         return inner.split("|")[-1].strip()
     letters = [c for c in inner if c.isalpha()]
-    if embed or not letters or all(c.isupper() for c in letters):
+    if not letters or all(c.isupper() for c in letters):
         return ""
     return inner
 
