@@ -14,9 +14,9 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # What extraction and typing make of a file. Bump it when they change what a book's entries or types
 # are: a source indexed under another value is indexed again on the next scan, changed or not, so an
 # upgrade's better reading reaches books indexed before it (1: side-by-side tables read row by row,
-# priced title lines without text of their own, typing that a list's heading contradicts stays untyped; 2: value-first stat lines, a bold header row
-# under a blank one, a part title alone among rules sections is a rule,
-# vault notes read through their Dataview fields).
+# priced title lines without text of their own, typing that a list's heading contradicts stays untyped;
+# 2: value-first stat lines, a bold header row under a blank one, a part title alone among rules sections
+# is a rule, rows that group other entries untyped, vault notes read through their Dataview fields).
 EXTRACT_VERSION = "x2"
 
 
