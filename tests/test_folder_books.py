@@ -329,11 +329,14 @@ def test_site_pages_placed_by_their_front_matter_are_one_book(tmp_path: Path) ->
 def test_a_vaults_templated_notes_are_one_book_read_through_their_fields(tmp_path: Path) -> None:
     """An Obsidian vault keeps one note per thing, made from a template: the facts sit in front matter
     and the body shows them through Dataview inline queries. The folder is one book, each note titled
-    and worded by its own fields; tags, embeds and computed queries are markup, not text."""
+    and worded by its own fields; tags, embeds and computed queries are markup, not text, and the bold
+    "Effect:" every note prints is a field label, not an entry."""
     lib = tmp_path / "lib"
-    note = ("---\nName: {name}\nDescription: {desc}\n  Very {kind}.\nPower: {power}\nTags:\n- move\n---\n\n"
+    note = ("---\nName: {name}\nDescription: {desc}\n  Very {kind}.\nPower: {power}\nTags:\n- move\n"
+            "Effect: The foe rolls one die fewer on its next roll, and the user may move one step away.\n---\n\n"
             "#Vault/Moves\n\n## `= this.name`\n![[{name}-sprite.png|wsmall]]\n*`= this.Description`*\n\n"
-            "**Power**:: `= this.Power` `= choice(this.Power > 2, \"strong\", \"weak\")`\n")
+            "**Power**:: `= this.Power` `= choice(this.Power > 2, \"strong\", \"weak\")`\n\n"
+            "**Effect:** `= this.Effect`\n")
     moves = {"Ember": "A small flame scorches the foe", "Bubble": "A spray of bubbles soaks the foe",
              "Gust": "A whirl of wind buffets the foe", "Vine Whip": "Two vines lash the foe",
              "Tackle": "A full-body charge slams the foe", "Growl": "A cute growl lowers the foe's guard"}
@@ -349,4 +352,5 @@ def test_a_vaults_templated_notes_are_one_book_read_through_their_fields(tmp_pat
     shown = json.loads(_run(lib, "show", "moves", "Ember", "--json")[1])
     text = json.dumps(shown)
     assert "A small flame scorches the foe Very sharp." in text and "Power: 1" in text
+    assert "Effect: The foe rolls one die fewer" in text
     assert not re.search(r"this\.|`=|wsmall|#Vault|::", text), text

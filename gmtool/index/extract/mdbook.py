@@ -11,7 +11,9 @@ chapters that changed; the parts are then joined in reading order:
   headings start deeper (`## Fighter`): headings that continue across files;
 - a chapter with several top-level headings (or text before them) is wrapped in one chapter
   node, named by its front matter or its file name, so the TOC has one node per chapter file;
-- every entry keeps its chapter file (`Entry.file`) and its line in it.
+- every entry keeps its chapter file (`Entry.file`) and its line in it;
+- a bold run-in name that LABEL_CHAPTERS or more chapters print ("**Effect:**" in every note of a
+  vault made from one template) is a field label, not an entry, as one printed twice in one file is.
 
 The book's title is the marker file's, else the root index page's title heading or front
 matter title, else the folder name made readable; an acronym in the folder name that the
@@ -26,12 +28,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from gmtool.index.extract.inline import norm
 from gmtool.index.extract.markdown import Parsed, book_entries, spelled_out
+from gmtool.index.extract.mdrows import without
 from gmtool.types import Document, Entry
 
 _PREFIX = re.compile(r"^\d+(?:\.\d+)*[-_. ]*")
 _ZERO = re.compile(r"^0+(?:[-_. ]|$)")
 _INDEX_STEMS = ("_index", "index", "readme")
+LABEL_CHAPTERS = 3
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))  # asdict deep-copies: 4x slower for the cache
 
 
@@ -135,8 +140,24 @@ def assemble(chapters: list[Chapter], folder_name: str, marker_title: str | None
             heads[folder] = off
         entries.extend(local)
     title = marker_title or _root_title(chapters) or spelled_out(folder_name, entries) or readable(folder_name)
+    entries = _without_labels(entries)
     return Document(format="md", title=title, pages=1, entries=book_entries(entries), page_texts=[],
                     lines=sum(ch.parsed.lines for ch in chapters))
+
+
+def _without_labels(entries: list[Entry]) -> list[Entry]:
+    """Without the run-in names that LABEL_CHAPTERS or more chapter files print (their text stays in
+    their sections)."""
+    files: dict[str, set[str | None]] = {}
+    for e in entries:
+        if e.origin == "runin":
+            files.setdefault(norm(e.title), set()).add(e.file)
+    labels = {t for t, fs in files.items() if len(fs) >= LABEL_CHAPTERS}
+    if not labels:
+        return entries
+    parents = {e.parent for e in entries}
+    return without(entries, [e.origin == "runin" and norm(e.title) in labels and i not in parents
+                             for i, e in enumerate(entries)])
 
 
 def _root_title(chapters: list[Chapter]) -> str | None:

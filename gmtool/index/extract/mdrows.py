@@ -167,7 +167,11 @@ def drop_index_rows(entries: list[Entry]) -> list[Entry]:
     again is an index of the book, not a second "Fireball". Rows have no children, so only the
     parents after a dropped row move."""
     heads = {norm(e.title) for e in entries if e.origin != "row"}
-    drop = [e.origin == "row" and norm(e.title) in heads for e in entries]
+    return without(entries, [e.origin == "row" and norm(e.title) in heads for e in entries])
+
+
+def without(entries: list[Entry], drop: list[bool]) -> list[Entry]:
+    """`entries` less those marked in `drop` (leaves: no entry's parent is dropped), parents renumbered."""
     if not any(drop):
         return entries
     new_index: list[int] = []
