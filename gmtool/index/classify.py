@@ -271,8 +271,11 @@ def _is_part(nodes: list[_Node], node: _Node, types: list[str | None]) -> bool:
     p = node.entry.parent
     if p is None or types[p] not in (None, "rule"):
         return True
-    sibs = [c for c in nodes[p].children if c != node.index]
-    return not sibs or sum(_is_structural(nodes[c].title) for c in sibs) >= PART_SIBLINGS * len(sibs)
+    kids = nodes[p].children
+    parts = _memo(nodes[p], "part_kids", lambda: sum(_is_structural(nodes[c].title) for c in kids))
+    own = node.index in kids
+    sibs = len(kids) - own
+    return not sibs or parts - own >= PART_SIBLINGS * sibs
 
 
 def _statblock_children_only(nodes: list[_Node], node: _Node) -> bool:

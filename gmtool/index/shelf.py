@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from gmtool.index.extract.mdnotes import front_keys
+
 MARKER = ".gmtool-book"
 CHAPTER_SUFFIXES = (".md", ".markdown")
 INDEX_STEMS = ("_index", "index", "readme")
@@ -62,7 +64,6 @@ GENERIC_FOLDERS = frozenset({"src", "source", "docs", "doc", "content", "content
 _FRONT_ORDER = re.compile(r"^(?:weight|sidebar_position|nav_order)\s*:\s*[\"']?(-?\d+(?:\.\d+)?)[\"']?\s*$", re.M)
 # a page that a site's navigation places under a parent page (Just the Docs): a chapter of a site
 _FRONT_PARENT = re.compile(r"^parent\s*:\s*\S", re.M)
-_FRONT_KEY = re.compile(r"^([A-Za-z_][\w -]{0,40}):", re.M)
 # A vault's compendium: notes made from one template (a Dataview note per monster, move or item) open
 # with front matter of the same keys. TEMPLATE_MIN notes, TEMPLATE_SHARE of the folder's files, each
 # holding the TEMPLATE_KEYS or more keys that that share of them hold.
@@ -229,7 +230,7 @@ def _templated(heads: list[str | None]) -> bool:
     TEMPLATE_MIN)."""
     if len(heads) < TEMPLATE_MIN:
         return False
-    keys = [frozenset(k.lower() for k in _FRONT_KEY.findall(h)) if h else frozenset() for h in heads]
+    keys = [front_keys(h) if h else frozenset() for h in heads]
     need = TEMPLATE_SHARE * len(heads)
     counts: dict[str, int] = {}
     for ks in keys:

@@ -22,7 +22,7 @@ _TAG_LINE = re.compile(r"^\s*#[^\s#][^\s]*(?:\s+#[^\s#][^\s]*)*\s*$")
 # a top-level scalar of YAML front matter: "Key: value" at column 0 (lists, maps and empty values
 # are not text), and the indented lines that continue a folded value
 _FM_SCALAR = re.compile(r"^([A-Za-z_][\w -]{0,40}):[ \t]+(\S.*)$")
-_FM_KEY = re.compile(r"^[A-Za-z_][\w -]{0,40}:")
+_FM_KEY = re.compile(r"^([A-Za-z_][\w -]{0,40}):", re.M)
 
 
 def front_fields(lines: list[str], start: int) -> dict[str, str]:
@@ -41,6 +41,11 @@ def front_fields(lines: list[str], start: int) -> dict[str, str]:
         elif _FM_KEY.match(line):
             key = None
     return out
+
+
+def front_keys(front: str) -> frozenset[str]:
+    """The top-level keys of a front matter block, lower-cased (a vault template's fields)."""
+    return frozenset(k.lower() for k in _FM_KEY.findall(front))
 
 
 def _unquote(value: str) -> str:
