@@ -51,7 +51,7 @@ sets' MRR@10, 4.868, for these constants):
   is noise for a scan-time stage of word vectors;
 - reciprocal-rank fusion of the keyword and sentence ranks (k 5 / 20 / 60) in place of the scaled scores, the
   priors as they are: even halves of the seven sets 4.665 / 4.608 / 4.511 against 4.829 (md-more gains,
-  dev_ask loses 0.04-0.07 on every library).
+  dev_ask loses 0.03-0.06 on every library).
 """
 
 from __future__ import annotations
