@@ -502,3 +502,24 @@ def test_a_thing_priced_in_its_title_is_no_monster_whatever_hit_points_it_gives(
     got = types(doc)
     assert got["+5% Shield (250 GP)"] != "monster"
     assert got["Cave Bear"] == "monster"
+
+
+def test_a_people_described_by_its_parts_is_a_race_but_a_section_about_the_kind_is_not():
+    """Under "Races", a heading whose text sits in its parts ("Racial Bonus", "Racial Power") is one of
+    them; "Parts of a Background" under "Backgrounds" names the kind: it is about them, not one."""
+    doc = doc_of(
+        ("Races", 1, "Each race gives a bonus to one of two ability scores and a power once per battle."),
+        ("Human", 2, ""),
+        ("Racial Bonus", 3, "+2 to any ability score."),
+        ("Racial Power", 3, "Roll initiative twice and choose the result you want."),
+        ("Dwarf", 2, ""),
+        ("Racial Bonus", 3, "+2 Constitution or +2 Wisdom."),
+        ("Racial Power", 3, "Once per battle, heal using a recovery when you are hit."),
+        ("Character Backgrounds", 1, "Your background is what you did before you took up adventuring."),
+        ("Parts of a Background", 2, ""),
+        ("Ability Scores", 3, "A background lists three ability scores to raise."),
+        ("Feat", 3, "A background gives you an origin feat."),
+    )
+    got = types(doc)
+    assert got["Human"] == got["Dwarf"] == "race"
+    assert got["Parts of a Background"] != "background"

@@ -345,3 +345,32 @@ def test_a_link_in_a_table_row_reads_as_its_text(tmp_path):
     rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
     assert "Roll for its reactions." in rows["Encounter"] and "A clue: spoor or tracks." in rows["Sign"]
     assert not any("](" in b for b in rows.values())
+
+
+def test_pandoc_simple_and_multiline_tables_read_as_tables(tmp_path):
+    """pandoc writes tables as columns of spaces under a rule of dash groups. Read as plain Markdown, the
+    last row above a multiline table's closing rule was a setext heading ("Shield +1 --2")."""
+    doc = extract_markdown(write(tmp_path, "gear.md", (
+        "# Gear\n\n#### Armor\n\n"
+        "  -----------------------------------------------\n"
+        "  Armor Type        Base AC        Atk Penalty\n"
+        "  ----------------- -------------- --------------\n"
+        "  None              10             ---\n\n"
+        "  Heavy             13             --2\n\n"
+        "  Shield            +1             --2\n"
+        "  -----------------------------------------------\n\n"
+        "#### Weapons\n\n"
+        "  Weapon        Damage   Cost\n"
+        "  ------------- -------- ------\n"
+        "  Dagger        d4       2 gp\n"
+        "  Longsword     d8       15 gp\n"
+        "  Warhammer     d8       7 gp\n\n"
+        "After the table.\n"
+    )))
+    titles = [e.title for e in doc.entries]
+    assert not any("+1" in t for t in titles), titles
+    rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
+    assert {"None", "Heavy", "Shield", "Dagger", "Longsword", "Warhammer"} <= set(rows), titles
+    assert "Base AC: +1" in rows["Shield"] and "Cost: 15 gp" in rows["Longsword"]
+    weapons = next(e for e in doc.entries if e.title == "Weapons")
+    assert "After the table." in weapons.body

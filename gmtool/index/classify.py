@@ -644,9 +644,11 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
         described = bool(node.children) or len(body) >= CLASS_MIN_BODY
         container = bool(SUBCLASS_CTX.search(t))  # "Domains", "Martial Archetypes"
         return "class" if direct and len(t.split()) <= 3 and described and not container else None
-    if ctx in ("race", "background"):  # a row of an origin table, or a described heading
+    if ctx in ("race", "background"):  # a row of an origin table, or a heading described by its text or parts
         short = len(t.split()) <= 4
-        return ctx if short and (e.origin == "row" or (direct and len(body) >= 80)) else None
+        # parts below it describe it too, unless its title names the kind: "Parts of a Background" is about them
+        described = len(body) >= 80 or (bool(node.children) and not genre.TYPE_WORD[ctx].search(t))
+        return ctx if short and (e.origin == "row" or (direct and described)) else None
     return None
 
 

@@ -16,7 +16,8 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # upgrade's better reading reaches books indexed before it (1: side-by-side tables read row by row,
 # priced title lines without text of their own, typing that a list's heading contradicts stays untyped;
 # 2: value-first stat lines, a bold header row under a blank one, a part title alone among rules sections
-# is a rule, rows that group other entries untyped, vault notes read through their Dataview fields).
+# is a rule, rows that group other entries untyped, vault notes read through their Dataview fields, pandoc
+# tables read as tables, peoples described by their parts are races).
 EXTRACT_VERSION = "x2"
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gmtool.index.extract import mdmarkup, mdnotes
+from gmtool.index.extract import mdgrid, mdmarkup, mdnotes
 from gmtool.index.extract.labels import drop_template_rows, fold_labels
 from gmtool.index.extract.mdrows import drop_index_rows, field_tables, table_rows
 from gmtool.index.extract.mdrunin import runins
@@ -279,6 +279,8 @@ def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None
     MAX_ENTRIES are counted, not kept, with an ENTRIES_CAPPED warning in `warnings`."""
     file_name = name
     lines = mdmarkup.prepare(text).split("\n")
+    if mdgrid.has_tables(text):
+        lines = mdgrid.as_pipes(lines)
     start, front = _front_matter(lines)
     if mdnotes.has_markup(text):  # a vault's note: its fields read through Dataview's inline queries
         lines = mdnotes.render(lines, start, mdnotes.front_fields(lines, start) if start else {})
