@@ -397,9 +397,10 @@ def scan(
     Search works as soon as the text is indexed; sentence embeddings follow, book by book.
     Exit code 3 when some files failed.
 
-    A folder of Markdown chapter files is one book (numbered chapter files or folders, or an index
-    page with sections, or a `.gmtool-book` file in the folder): one row in `ls`, one id, one table
-    of contents; results still name the chapter file and line. A changed chapter is re-read alone.
+    A folder of Markdown chapter files is one book (numbered chapter files or folders, an index page
+    with sections, a contents page, a site's pages or a vault's notes from one template, or a
+    `.gmtool-book` file in the folder): one row in `ls`, one id, one table of contents; results still
+    name the chapter file and line. A changed chapter is re-read alone.
     """
     from gmtool.errors import UsageError
 
