@@ -263,6 +263,10 @@ def test_title_is_front_matter_or_a_title_heading_never_a_section(tmp_path):
     assert chapters.title is None  # the first of several chapters is not the book's title
     cover = extract_markdown(write(tmp_path, "c.md", "# Fate of Tides\n\n(c) 2020 the crew.\n\n# Credits\n\nUs.\n\n# Play\n\nGo.\n"))
     assert cover.title == "Fate of Tides"  # a short title page before the chapters
+    index = extract_markdown(write(tmp_path, "d.md", (
+        "**Void Run** is licensed to you.\n\n## Index\n- [Overview](#overview)\n- [Combat](#combat)\n\n"
+        "# Overview\n\nFly.\n\n# Combat\n\nShoot.\n")))
+    assert index.title is None  # a list of the book's sections is no title page
 
 
 def test_title_after_a_cover_notice_named_like_the_file_or_spelled_out_by_the_licence(tmp_path):

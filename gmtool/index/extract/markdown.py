@@ -42,7 +42,7 @@ _FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker l
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _GENERIC_TITLES = re.compile(
-    r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|introduction|preface|foreword)$",
+    r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|index|introduction|preface|foreword)$",
     re.IGNORECASE,
 )
 
