@@ -354,3 +354,12 @@ def test_a_vaults_templated_notes_are_one_book_read_through_their_fields(tmp_pat
     assert "A small flame scorches the foe Very sharp." in text and "Power: 1" in text
     assert "Effect: The foe rolls one die fewer" in text
     assert not re.search(r"this\.|`=|wsmall|#Vault|::", text), text
+
+
+def test_a_markdown_file_that_prints_no_title_is_titled_by_its_readable_name(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    _write(lib, {"void-run_rules.md": "# Overview\n\nFly far.\n\n## Ships\n\nThey fly.\n\n# Combat\n\nShoot.\n"})
+    code, out = _run(lib, "scan", str(lib), "--no-embed", "--json")
+    assert code == 0, out
+    rows = json.loads(_run(lib, "ls", "--json")[1])["sources"]
+    assert [(r["source_id"], r["title"]) for r in rows] == [("void-run-rules", "Void Run Rules")]

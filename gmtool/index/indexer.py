@@ -20,6 +20,7 @@ from gmtool.errors import GmtoolError, UsageError
 from gmtool.index import books as folder_books
 from gmtool.index.discover import discover_all
 from gmtool.index.extract import EXTRACT_VERSION
+from gmtool.index.extract.mdbook import readable
 from gmtool.index.files import hash_file, resolve_target
 from gmtool.index.oplog import OpLog
 from gmtool.index.shelf import FolderBook, book_name, shelve
@@ -626,6 +627,12 @@ def _source_stats(folder: str, sid: str) -> list[int]:
     return _stats(f"{folder}/{sid}.index.json", f"{folder}/{sid}.pages.json")
 
 
+def _untitled(path: Path, fmt: str) -> str:
+    """The title of a book that prints none: a Markdown file's name made readable ("plerion.md" is
+    "Plerion", as a folder book's is), any other file's name as it is."""
+    return shown_name(readable(path.name) if fmt == "md" else path.stem)
+
+
 def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
     counts: dict[str, int] = {}
     for e in doc.entries:
@@ -633,7 +640,7 @@ def _meta(sid: str, change: _Changed, r: str, doc: Document) -> SourceMeta:
             counts[e.content_type] = counts.get(e.content_type, 0) + 1
     return SourceMeta(
         source_id=sid,
-        title=(doc.title or "").strip() or shown_name(change.path.stem),
+        title=(doc.title or "").strip() or _untitled(change.path, doc.format),
         file=r,
         path=str(change.path),
         format=doc.format,
