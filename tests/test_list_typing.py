@@ -250,3 +250,23 @@ def test_a_row_that_groups_other_entries_of_the_book_is_not_one_of_them():
     got = types(doc)
     assert all(got[name] == "monster" for name, *_ in beasts)
     assert [k for k, _ in kinds if got[k] is not None] == []
+
+
+def test_an_introduction_before_a_list_does_not_hide_the_kind_its_parent_names():
+    """"Classes" opens with "Class Basics" (a section with parts of its own), then the classes. The
+    heading above the list names their kind, so the class printing fewer parts than the others is a class
+    too; before, the introduction hid the parent's name and the odd one out stayed untyped."""
+    intro = [("Class Basics", 2, PROSE), ("Ability Scores", 3, PROSE), ("Gear", 3, PROSE)]
+    rows = []
+    for name in ("Bard", "Cleric", "Fighter", "Rogue", "Monk", "Wizard", "Druid"):
+        rows += [(name, 2, f"Ability Scores: +2 Strength or Wisdom.\nThe {name.lower()} is a class. " + PROSE),
+                 ("Class Features", 3, PROSE), ("Class Talents", 3, PROSE)]
+    rows += [("Ranger", 2, "Ability Scores: +2 Dexterity or Wisdom.\nThe ranger is a class. " + PROSE),
+             ("Class Talents", 3, PROSE)]
+    got = {}
+    doc = doc_of(("Classes", 1, PROSE), *intro, *rows)
+    classify(doc)
+    for e in doc.entries:
+        got.setdefault(e.title, e.content_type)
+    assert [n for n in ("Bard", "Cleric", "Fighter", "Rogue", "Monk", "Wizard", "Druid", "Ranger")
+            if got[n] != "class"] == []

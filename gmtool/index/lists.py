@@ -381,7 +381,8 @@ _UNDER_PARENT = "parent"
 def _marker(nodes: list[Any], lst: ListOf, member: int, labels: dict[int, frozenset[str]]) -> str | None:
     """What the nearest sibling heading above `member` (outside its list) says the member is: the kind
     it names when it is a marker ("Bard Subclasses"); None when it is a section of its own, which the
-    member then follows (a flattened nesting); _UNDER_PARENT when no heading sits between it and its parent.
+    member then follows (a flattened nesting); _UNDER_PARENT when no heading sits between it and its parent
+    but introductions: sections with parts of their own that come before the whole list.
     A sibling titled by one of the list's own field labels ("Properties" above items that print
     "Properties: ...") explains that field: it is about the list, not a section the list belongs to."""
     inside = set(lst.members)
@@ -394,7 +395,11 @@ def _marker(nodes: list[Any], lst: ListOf, member: int, labels: dict[int, frozen
         kind = genre.context_of(n.title, singular=True)
         # a longer section (a table of these things) names their kind too when the parent agrees
         agrees = kind is not None and lst.parent is not None and genre.context_of(nodes[lst.parent].title, True) == kind
-        return kind if (is_marker(n, labels[i]) or agrees) and len(n.children) <= 2 else None
+        if (is_marker(n, labels[i]) or agrees) and len(n.children) <= 2:
+            return kind
+        if n.children and i < lst.members[0]:
+            continue  # an introduction with sections of its own ("Class Basics"), before the whole list
+        return None
     return _UNDER_PARENT
 
 
