@@ -70,6 +70,7 @@ _FRONT_PARENT = re.compile(r"^parent\s*:\s*\S", re.M)
 TEMPLATE_MIN = 5
 TEMPLATE_SHARE = 0.8
 TEMPLATE_KEYS = 3
+FRONT_SAMPLE = 16  # pages of a folder looked at before all of them are read for front matter
 FRONT_MATTER_MAX_BYTES = 4096
 # an MkDocs nav entry: "- rules/combat.md" or "- Combat: rules/combat.md"
 _NAV_ITEM = re.compile(r"^\s*-\s*(?:[^:\n]+:\s*)?['\"]?([^\s'\":#]+\.(?:md|markdown))['\"]?\s*$", re.M | re.I)
@@ -219,6 +220,11 @@ def _chaptered(folder: Path, children: set[str], files: list[str], has_index: bo
     if (numbered >= 2 and numbered * 2 >= len(children)) or (has_index and has_subfolders):
         return True
     if len(files) < 2:
+        return False
+    # both rules below need most pages to open with front matter: a folder none of whose sampled pages
+    # does is not a site (a rescan of a 100,000-note export would otherwise open every note)
+    sample = files[:: max(1, len(files) // FRONT_SAMPLE)][:FRONT_SAMPLE]
+    if all(front_matter(folder / f) is None for f in sample):
         return False
     heads = [front_matter(folder / f) for f in files]
     placed = sum(1 for h in heads if h is not None and (_FRONT_ORDER.search(h) or _FRONT_PARENT.search(h)))
