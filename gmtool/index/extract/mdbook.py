@@ -36,6 +36,9 @@ from gmtool.types import Document, Entry
 _PREFIX = re.compile(r"^\d+(?:\.\d+)*[-_. ]*")
 _ZERO = re.compile(r"^0+(?:[-_. ]|$)")
 _INDEX_STEMS = ("_index", "index", "readme")
+# A bold run-in name printed in this many chapter files is a template's field label ("**Effect:**" in every
+# note of a vault), not an entry: set by hand on a vault sample (every note prints it); in md-more it drops
+# six "Skills:" run-ins of three Cypher chapters and no gold entry.
 LABEL_CHAPTERS = 3
 _ENTRY_FIELDS = tuple(f.name for f in dataclasses.fields(Entry))  # asdict deep-copies: 4x slower for the cache
 
