@@ -98,3 +98,18 @@ def test_a_path_around_a_symlink_loop_names_the_book_once(tmp_path: Path) -> Non
     assert json.loads(out)["unchanged"] == 1
     assert sorted(m.file for m in Engine(lib).sources()) == ["other.md", "sub/book.md", "third.md"]
     assert len(Engine(lib).search("garnet").results) == 1
+
+
+def test_a_folder_books_chapter_named_in_latin1_is_read_with_its_book(tmp_path: Path) -> None:
+    """Before: hashing the folder book's chapter list raised INTERNAL_ERROR (a surrogate in a str.encode)."""
+    lib = tmp_path / "lib"
+    book = lib / "coast-srd"
+    _md(book / "01-basics.md", "Basics", "Roll two dice.")
+    _md(_bytes_path(book, b"02-r\xe8gles.md"), "Regles", "The quartzite road has rules.")
+    code, out, err = _cli("scan", str(lib), "--no-embed", "--json", "--workers", "1")
+    assert code == 0, err
+    assert json.loads(out)["indexed"] == 1
+    code, out, err = _cli("search", "quartzite", "-L", str(lib), "--json")
+    assert code == 0 and [h["file"] for h in json.loads(out)["results"]][:1] == ["coast-srd/02-r\\xe8gles.md"], out
+    code, out, err = _cli("scan", str(lib), "--no-embed", "--json", "--workers", "1")
+    assert (json.loads(out)["unchanged"], json.loads(out)["indexed"]) == (1, 0), out

@@ -67,7 +67,7 @@ def finish_hash(found: BookLook, library: Path) -> None:
             found.shas[r] = hash_file(ch)
     h = hashlib.sha256()
     for r in found.stamps:
-        h.update(f"{r}\0{found.shas[r]}\n".encode())
+        h.update(f"{r}\0{found.shas[r]}\n".encode("utf-8", "surrogateescape"))  # a non-UTF-8 chapter name
     found.sha256 = h.hexdigest()
 
 
