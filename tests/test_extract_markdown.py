@@ -378,3 +378,14 @@ def test_pandoc_simple_and_multiline_tables_read_as_tables(tmp_path):
     assert "Base AC: +1" in rows["Shield"] and "Cost: 15 gp" in rows["Longsword"]
     weapons = next(e for e in doc.entries if e.title == "Weapons")
     assert "After the table." in weapons.body
+
+
+def test_alert_and_callout_markers_read_as_their_titles(tmp_path):
+    """`> [!NOTE]` reads "Note:"; an Obsidian callout, folded or titled, reads as its title."""
+    doc = extract_markdown(write(tmp_path, "notes.md", (
+        "# Weather\n\n> [!NOTE]\n> Storms come at dusk.\n\n"
+        "> [!info]- Squall Table\n> Roll a d6 each watch.\n\n> [!stat-block]\n> 3 HP, 1 Armor\n"
+    )))
+    body = doc.entries[0].body
+    assert "Note:\nStorms come at dusk." in body and "Squall Table\nRoll a d6 each watch." in body
+    assert "Stat block:" in body and "[!" not in body

@@ -23,7 +23,8 @@ _WIKI = re.compile(r"(!?)\[\[([^\[\]]*)\]\]")
 _EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
-_ALERT = re.compile(r"^\[!([A-Za-z]+)\]\s*$")  # GitHub alert blockquotes: `> [!NOTE]`
+# GitHub alerts (`> [!NOTE]`) and Obsidian callouts, folded or not, perhaps titled (`> [!info]- Spell Lists`)
+_ALERT = re.compile(r"^\[!([A-Za-z][\w-]*)\][+-]?(?:\s+(\S.*?))?\s*$")
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
 # a Hugo name box: a line of shortcodes around one short name (and values after `<--->`)
 _BOX = re.compile(r"^\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+(?P<inner>[^{}]+?)\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+$")
@@ -162,12 +163,15 @@ def links_as_text(text: str) -> str:
 
 
 def unquote(line: str) -> str:
-    """A blockquote line without its `>` markers (nested `>>` too); an alert marker reads as its word."""
+    """A blockquote line without its `>` markers (nested `>>` too); an alert or callout marker reads as
+    its title, or as its word when it has none ("Note:")."""
     if ">" not in line[:4] and not line.lstrip().startswith(">"):
         return line
     rest = _QUOTE.sub("", line.lstrip()) if line.lstrip().startswith(">") else line
     alert = _ALERT.match(rest.strip())
-    return alert.group(1).capitalize() + ":" if alert else rest
+    if alert is None:
+        return rest
+    return alert.group(2) or alert.group(1).replace("-", " ").capitalize() + ":"
 
 
 def name_box(line: str) -> tuple[str, str] | None:
