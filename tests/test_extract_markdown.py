@@ -389,3 +389,33 @@ def test_alert_and_callout_markers_read_as_their_titles(tmp_path):
     body = doc.entries[0].body
     assert "Note:\nStorms come at dusk." in body and "Squall Table\nRoll a d6 each watch." in body
     assert "Stat block:" in body and "[!" not in body
+
+
+def test_a_bold_line_alone_heads_the_text_after_it(tmp_path):
+    """`**Ghost**` on a line of its own, then its stat line or a blank line and its text: a heading set in
+    bold. Its text runs to the next bold name or heading, so a creature's bullet lines stay with it; a bold
+    sentence, or a bold label the file repeats, heads nothing."""
+    doc = extract_markdown(write(tmp_path, "b.md", (
+        "# Bestiary\n\n**Ghost**\n10 HP, 3 Armor, 12 CTRL\nSpectral embrace (d6 CTRL)\n\n"
+        "- Incorporeal spirits unable to leave after death.\n- Can attempt a possession.\n\n"
+        "**Mother**\n14 HP, 1 Armor, 14 STR\n\n- Impossibly tall, curvy, pale.\n\n"
+        "**Healing Rate**\n\nA character heals one hit point a day while resting.\n\n"
+        "**Roll on the table below.**\n\n| d6 | Event |\n|---|---|\n| 1 | Rain |\n\n"
+        "**Examples:**\n\nOne example of many words in a row here.\n\n"
+        "**Examples:**\n\nAnother example of many words in a row here.\n\n## Next\n\nText.\n"
+    )))
+    runins = {e.title: e for e in doc.entries if e.origin == "runin"}
+    assert list(runins) == ["Ghost", "Mother", "Healing Rate"]
+    assert "Can attempt a possession." in runins["Ghost"].body and "Mother" not in runins["Ghost"].body
+    assert runins["Mother"].body.endswith("Impossibly tall, curvy, pale.") and runins["Ghost"].parent == 0
+    assert runins["Healing Rate"].body.endswith("one hit point a day while resting.")
+
+
+def test_a_key_column_of_one_scales_steps_makes_no_entries(tmp_path):
+    """"TL 7", "TL 8", … down a table's first column are steps of a technology level, not things."""
+    doc = extract_markdown(write(tmp_path, "c.md", (
+        "# Computers\n\n| Optimum TL | Power | Cost |\n| --- | --- | --- |\n"
+        "| TL 7 | Model 0 | 50 |\n| TL 8 | Model 1 | 100 |\n| TL 9 | Model 1 | 250 |\n\n"
+        "| Drug | Cost |\n| --- | --- |\n| Fast Drug | 200 |\n| Slow Drug | 500 |\n| Panacea | 800 |\n"
+    )))
+    assert [e.title for e in doc.entries if e.origin == "row"] == ["Fast Drug", "Slow Drug", "Panacea"]

@@ -270,3 +270,16 @@ def test_an_introduction_before_a_list_does_not_hide_the_kind_its_parent_names()
         got.setdefault(e.title, e.content_type)
     assert [n for n in ("Bard", "Cleric", "Fighter", "Rogue", "Monk", "Wizard", "Druid", "Ranger")
             if got[n] != "class"] == []
+
+
+def test_the_rows_of_a_random_table_under_a_bestiary_are_not_creatures():
+    """A bestiary's idea table ("d20 | Spark One | Spark Two") names things to roll for; a row of a
+    table of creatures, without a die column, is one of them."""
+    sparks = [(w, 3, f"{w}\nd20: {n}; Spark Two: {o}", "row")
+              for n, (w, o) in enumerate([("Germinating", "Swarm"), ("Bubbling", "Heart"), ("Oracle", "Church")], 1)]
+    beasts = [(w, 3, f"{w}\nHabitat: {h}; Size: large", "row") for w, h in (("Gulper", "marsh"), ("Nightjar", "wood"))]
+    doc = doc_of(("Paranatural Bestiary", 1, PROSE), ("Spark Tables", 2, "Roll 2d20 and combine them."), *sparks,
+                 ("Wild Creatures", 2, "What lives out there."), *beasts)
+    got = types(doc)
+    assert [w for w, *_ in sparks if got[w] is not None] == []
+    assert [got[w] for w, *_ in beasts] == ["monster", "monster"]

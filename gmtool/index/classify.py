@@ -636,7 +636,7 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
         priced = genre.has_price(f"{' '.join(e.tags or [])} {body[:200]}")
         return "item" if e.origin == "row" or (priced and (named or (leaf and len(t.split()) <= 4))) else None
     if ctx == "monster":
-        return "monster" if named and e.origin == "row" else None
+        return "monster" if named and e.origin == "row" and not genre.roll_result(body) else None
     if ctx == "condition":
         short = (named or leaf) and len(t.split()) <= 3 and 0 < len(body) < 800
         return "condition" if direct and short else None

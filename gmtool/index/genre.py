@@ -157,6 +157,17 @@ def has_stat_shape(title_tags: str, body: str) -> bool:
     return folded_has(body[:1500], "instinct") and bool(_INSTINCT.search(body[:1500]))
 
 
+# A table row read as "label: value" fields, one of them a die's roll ("d20: 1", "2d6: 7"): the row is
+# a result of a random table, not a thing's entry.
+_ROLL_FIELD = re.compile(r"(?:^|\n|; )\d*d\d+: \d+(?:\s*[-–]\s*\d+)?(?:;|$|\n)", re.IGNORECASE)
+
+
+def roll_result(body: str) -> bool:
+    """A random table's row ("Germinating  d20: 1; Spark Two: Swarm" under a bestiary): it names an
+    idea to roll for, not a creature of the book, unless its own text says what a creature is."""
+    return bool(_ROLL_FIELD.search(body[:300]))
+
+
 def has_price(text: str) -> bool:
     return bool(_PRICE.search(text))
 

@@ -18,7 +18,7 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # 2: value-first stat lines, a bold header row under a blank one, a part title alone among rules sections
 # is a rule, rows that group other entries untyped, vault notes read through their Dataview fields, pandoc
 # tables read as tables, peoples described by their parts are races).
-EXTRACT_VERSION = "x2"
+EXTRACT_VERSION = "x3"
 
 
 def extract(path: Path, workers: int = 1) -> Document:

@@ -6,6 +6,11 @@ followed by text, and the name must be name-like; a parenthesised tail (a cost, 
 is a tag, not part of the name. List items are field lines (`- **Armor Class:** 17`), not
 entries, and a bold name repeated in one file is a shared trait or a label ("Motive:",
 "Health:"), not an entry (`inline.drop_repeats`): its text stays in its section either way.
+
+A paragraph may also open with a line that is its bold name alone (`**Ghost**`, then its stat
+line, or a blank line and its text): a heading set in bold, as exports from word processors and
+wikis print them. Its text runs on to the next such name or run-in, or the next heading, so a
+creature's bullet lines stay with it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import NamedTuple
 from gmtool.index.extract.inline import Inline, Pos, drop_repeats, namelike
 
 _BOLD = re.compile(r"^ {0,3}(\*\*\*|\*\*_|_\*\*|\*\*|__)(.{2,90}?)(\*\*\*|_\*\*|\*\*_|\*\*|__)(.*)$")
+_HEAD = re.compile(r"^ {0,3}(\*\*|__)([^*_]{2,60}?)\1\s*:?\s*$")  # a bold line alone: `**Ghost**`
 _TAIL = re.compile(r"\s*\(([^()]{1,40})\)$")
 # A run-in's text is prose; a field's is a value ("**Range:** 150 feet", "**Motive:** Hungers for
 # flesh"). Six words is above the longest field values of the corpus's stat blocks and spell headers.
@@ -53,23 +59,57 @@ def _name_of(line: str) -> tuple[str, list[str] | None] | None:
     return (name, tags) if namelike(name) else None
 
 
+def _head_of(line: str) -> tuple[str, list[str] | None] | None:
+    """The name of a bold line that is nothing else (`**Ghost**`, `**Restrictions**:`)."""
+    m = _HEAD.match(line)
+    if m is None:
+        return None
+    name, tags = m.group(2).strip(), None
+    t = _TAIL.search(name)
+    if t:
+        name, tags = name[: t.start()].strip(), [t.group(1).strip()]
+    return (name, tags) if namelike(name) else None
+
+
+def _opens(lines: list[str], i: int, start: int, heading_idx: set[int]) -> bool:
+    """Line i may open a run-in: it starts a paragraph with emphasis and is not a heading."""
+    return (i not in heading_idx and lines[i].lstrip().startswith(("*", "_"))
+            and not (i > start and lines[i - 1].strip()))
+
+
+def _head_end(lines: list[str], i: int, start: int, heading_idx: set[int]) -> int:
+    """One past the last line of a bold head's text: up to the next heading or bold name."""
+    end = i + 1
+    while end < len(lines) and end not in heading_idx and not (
+            _opens(lines, end, start, heading_idx) and (_name_of(lines[end]) or _head_of(lines[end]))):
+        end += 1
+    while end > i + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
+
+
 def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
     """The run-in names after line `start`, in line order (see the module docstring)."""
     found: list[Inline] = []
     ends: dict[int, int] = {}
     for i in range(start, len(lines)):
         line = lines[i]
-        if i in heading_idx or not line.lstrip().startswith(("*", "_")) or (i > start and lines[i - 1].strip()):
+        if not _opens(lines, i, start, heading_idx):
             continue
         got = _name_of(line)
-        if got is None:
+        head = _head_of(line) if got is None else None
+        if got is None and head is None:
             continue
-        end = i + 1
-        while end < len(lines) and lines[end].strip() and end not in heading_idx:
-            end += 1
-        text = " ".join([_BOLD.match(line).group(4), *lines[i + 1:end]])  # type: ignore[union-attr]
+        if head is not None:
+            end = _head_end(lines, i, start, heading_idx)
+            text = " ".join(lines[i + 1:end])
+        else:
+            end = i + 1
+            while end < len(lines) and lines[end].strip() and end not in heading_idx:
+                end += 1
+            text = " ".join([_BOLD.match(line).group(4), *lines[i + 1:end]])  # type: ignore[union-attr]
         if len(text.split()) < _MIN_TEXT_WORDS:
             continue  # a field and its value, or a bold line alone: not a run-in
-        found.append(Inline(Pos(0, i), got[0], "", got[1], "runin"))
+        found.append(Inline(Pos(0, i), (got or head)[0], "", (got or head)[1], "runin"))  # type: ignore[index]
         ends[i] = end
     return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags) for f in drop_repeats(found, _MAX_REPEATS)]
