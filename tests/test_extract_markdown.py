@@ -419,3 +419,13 @@ def test_a_key_column_of_one_scales_steps_makes_no_entries(tmp_path):
         "| Drug | Cost |\n| --- | --- |\n| Fast Drug | 200 |\n| Slow Drug | 500 |\n| Panacea | 800 |\n"
     )))
     assert [e.title for e in doc.entries if e.origin == "row"] == ["Fast Drug", "Slow Drug", "Panacea"]
+
+
+def test_a_roll_is_no_name(tmp_path):
+    """"1d4 Stress" opens a row with a roll, as "10 gp" opens one with a number: a value, not a thing."""
+    doc = extract_markdown(write(tmp_path, "s.md", (
+        "# Stress Examples\n\n| Stress | Example |\n| --- | --- |\n| 1 Stress | Glimpse: the odd. |\n"
+        "| 1d4 Stress | Contact: the weird. |\n| 1d6 Stress | Exposure: the unknowable. |\n"
+        "| 2d6 Stress | Doom: old powers. |\n"
+    )))
+    assert [e.title for e in doc.entries] == ["Stress Examples"]

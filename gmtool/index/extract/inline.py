@@ -28,7 +28,8 @@ class Inline(NamedTuple):
 
 
 _NORM = re.compile(r"[^a-z0-9]+")
-_NUMBER_WORD = re.compile(r"^[\d.,/]+(st|nd|rd|th|%)?$")
+# a number, an ordinal, a share or a roll ("1d4", "d6+1"; "D20 Tests" is a term of the SRD 5.2)
+_NUMBER_WORD = re.compile(r"^(?:[\d.,/]+(?:st|nd|rd|th|%)?|(?:\d+[dD]|d)\d+(?:[+\-\u2013]\d+)?)$")
 
 
 def norm(s: str) -> str:
@@ -49,7 +50,7 @@ def namelike(text: str, max_words: int = 6) -> bool:
     if letters < 2 or letters * 2 < len(t.replace(" ", "")):
         return False
     if _NUMBER_WORD.match(words[0]) or ": " in t:
-        return False  # "10 gp", "14th", "Hit Dice: 1d8": a value or a label, not a name
+        return False  # "10 gp", "14th", "1d4 Stress", "Hit Dice: 1d8": a value or a label, not a name
     return not t.endswith((".", ":", ",", ";")) or t.endswith("...")
 
 
