@@ -429,3 +429,21 @@ def test_a_roll_is_no_name(tmp_path):
         "| 2d6 Stress | Doom: old powers. |\n"
     )))
     assert [e.title for e in doc.entries] == ["Stress Examples"]
+
+
+def test_a_run_in_describing_a_table_row_takes_the_rows_values(tmp_path):
+    """A gear table, then each piece described in a bold run-in: the row is dropped as a copy, and its
+    price goes to the run-in, which is then typed as the item it is."""
+    from gmtool.index.classify import classify
+
+    doc = extract_markdown(write(tmp_path, "g.md", (
+        "# Equipment\n\n## Sensors\n\nDevices you can buy.\n\n| Description | TL | Cost |\n| --- | --- | --- |\n"
+        "| Compass | 3 | Cr10 |\n| Watch | 4 | Cr100 |\n| Counter | 5 | Cr250 |\n\n"
+        "**Compass:** Indicates the direction of magnetic north, if any exists at all.\n\n"
+        "**Watch:** Allows the user to tell the time on many worlds and in many places.\n\n"
+        "**Counter:** Counts radiation around the user and warns of danger to health.\n"
+    )))
+    classify(doc)
+    got = {e.title: (e.origin, e.content_type, e.body.split("\n")[-1]) for e in doc.entries[2:]}
+    assert got["Watch"] == ("runin", "item", "TL: 4; Cost: Cr100") and len(got) == 3
+    assert all(t == "item" for _, t, _ in got.values())

@@ -83,9 +83,11 @@ _DEFENCE = re.compile(
 )
 _ATTACK = re.compile(r"\(\s*[bw]?\[?\d*d\d+[^)]*damage|\bdamage\s*:?\s*\d*d\d+|\bmorale\s*:?\s*\d", re.IGNORECASE)
 _INSTINCT = re.compile(r"(?:^|\n|[.!?\"”]\s)instinct\s*:\s*\w", re.IGNORECASE)
-# Priced or weighed like gear: "15 coins", "50 gp", "2 weight", "Cost: 5".
+# Priced or weighed like gear: "15 coins", "50 gp", "2 weight", "Cost: 5", "costs Cr200" (a currency's
+# short name before the sum).
 _PRICE = re.compile(
-    r"\b\d[\d,./]*\s*(?:gp|sp|cp|gc|gold|silver|copper|coins?|credits?|weight|wt)\b|\b(?:cost|price)\s*:?\s*\d",
+    r"\b\d[\d,./]*\s*(?:gp|sp|cp|gc|gold|silver|copper|coins?|credits?|weight|wt)\b"
+    r"|\b(?:costs?|price)\s*:?\s*(?:[A-Z][A-Za-z]{0,2}\s?)?\d",
     re.IGNORECASE,
 )
 # "Level 1", "Ongoing": a spell's tag line (the level alone is not enough outside a spell list).

@@ -171,7 +171,26 @@ def drop_index_rows(entries: list[Entry]) -> list[Entry]:
     again is an index of the book, not a second "Fireball". Rows have no children, so only the
     parents after a dropped row move."""
     heads = {norm(e.title) for e in entries if e.origin != "row"}
-    return without(entries, [e.origin == "row" and norm(e.title) in heads for e in entries])
+    drop = [e.origin == "row" and norm(e.title) in heads for e in entries]
+    _give_values(entries, drop)
+    return without(entries, drop)
+
+
+def _give_values(entries: list[Entry], drop: list[bool]) -> None:
+    """A run-in that describes a row of a table in its section ("**Bioscanner:** The bioscanner
+    sniffs…" beside "| Bioscanner | 15 | Cr350,000 |") takes the row's values as its last line: they
+    are its own (a price, a weight), and with them it reads, and is typed, as what it is."""
+    by_name: dict[str, list[int]] = {}
+    for k, e in enumerate(entries):
+        if e.origin == "runin":
+            by_name.setdefault(norm(e.title), []).append(k)
+    for k, e in enumerate(entries):
+        got = by_name.get(norm(e.title)) if drop[k] else None
+        if got is None or len(got) != 1 or entries[got[0]].parent != e.parent:
+            continue
+        values = e.body.split("\n", 1)[1].strip() if "\n" in e.body else ""
+        if values:
+            entries[got[0]].body = f"{entries[got[0]].body}\n{values}"
 
 
 def without(entries: list[Entry], drop: list[bool]) -> list[Entry]:
