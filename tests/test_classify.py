@@ -523,3 +523,22 @@ def test_a_people_described_by_its_parts_is_a_race_but_a_section_about_the_kind_
     got = types(doc)
     assert got["Human"] == got["Dwarf"] == "race"
     assert got["Parts of a Background"] != "background"
+
+
+def test_a_heading_named_for_the_tables_columns_heads_the_table_not_a_class():
+    """"Level" over the one advancement table of a classless game is that table's heading."""
+    table = "Level  Hit Dice  Grit  Experience points\n1  1d6  0  0\n2  2d6  1  1000\n3  3d6  2  3000\n"
+    doc = doc_of(("How to Play", 1, "How the game is played."), ("Advancement", 2, "Mice earn experience for treasure."),
+                 ("Level", 3, "Mice start at Level 1.\n" + table), ("Grit", 3, "Grit lets a mouse ignore Conditions."))
+    assert types(doc)["Level"] != "class"
+
+
+def test_a_heading_under_spells_that_names_spells_is_about_them_not_one():
+    """"Casting a spell" and "Recharging a spell" under "Spells" are its rules; "Fireball" is a spell."""
+    doc = doc_of(("Magic", 1, "How magic works in the game."), ("Spells", 2, "Spells are spirits trapped in tablets."),
+                 ("Casting a spell", 3, "To cast a spell, hold the tablet and read it aloud."),
+                 ("Recharging a spell", 3, "A depleted spell recharges when its requirement is met."),
+                 ("Fireball", 3, "A ball of fire bursts where you point, burning all within."))
+    got = types(doc)
+    assert got["Casting a spell"] != "spell" and got["Recharging a spell"] != "spell"
+    assert got["Fireball"] == "spell"

@@ -626,8 +626,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     direct = parent is not None and (genre.context_of(parent.title) == ctx or (ctx == "feat" and _bought(parent)))
     if not (named or direct):
         return None
-    if ctx == "spell":
-        return "spell" if named or (leaf and 0 < len(body) < 3000) else None
+    if ctx == "spell":  # a heading naming the kind in its title is about spells ("Casting a spell")
+        return "spell" if named or (leaf and 0 < len(body) < 3000 and not genre.TYPE_WORD[ctx].search(t)) else None
     if ctx == "feat":  # an option a character takes: it speaks to "you", or names a prerequisite
         if re.match(r"^(requires?|required|replaces)\b", t):
             return None

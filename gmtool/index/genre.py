@@ -248,9 +248,11 @@ CLASS_KID_HEADS = 4  # how many of a class's first parts class_shape reads for i
 def class_shape(title: str, body: str, kid_titles: list[str], kid_heads: list[str]) -> bool:
     """Hit points stated for the class, with feature or advancement parts below it, or parts that are
     the steps of its progression ("First-Tier Warrior" … "Sixth-Tier Warrior"), or an advancement
-    table of its own opening its text."""
-    if progression_steps(title, kid_titles) >= PROGRESSION_STEPS or advancement_table(body):
+    table of its own opening its text, under a name that is not one of the table's columns."""
+    if progression_steps(title, kid_titles) >= PROGRESSION_STEPS:
         return True
+    if advancement_table(body):  # a heading named for the table's own columns ("Level") heads the table
+        return not any(rx.search(title) for rx in _ADVANCE_HEAD)
     parts = sum(1 for k in kid_titles[:6] if _CLASS_PART.match(k))
     if parts == 0:
         return False
