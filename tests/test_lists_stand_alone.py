@@ -14,7 +14,7 @@ from conftest import scan_isolated
 from typer.testing import CliRunner
 
 from gmtool.cli import app
-from gmtool.rank.units import LIST_MIN_CHARS, fold_targets, own_bodies, units
+from gmtool.rank.units import LIST_MIN_CHARS, fold_targets, own_bodies, rollup_targets, units
 from gmtool.types import Entry
 
 runner = CliRunner()
@@ -71,3 +71,32 @@ def test_short_lists_and_typed_entries_keep_their_parts(parent_type: str, member
     entries = _entries(parent_type, member_chars)
     assert fold_targets(entries)[2:] == [1] * 6
     assert own_bodies(entries)[1] == entries[1].body
+
+
+def test_an_untyped_heading_under_a_rules_section_is_its_own_answer_a_monsters_is_not() -> None:
+    """A sample faction under "Example factions" (left untyped) is named by itself, not by the rules
+    chapter above it; a monster's untyped "Actions" heading, and a rule's run-in, still fold up."""
+    entries = [Entry(title="Hexcrawl Toolbox", level=1, page=None, content_type="rule", body="Hexes."),
+               Entry(title="Example Factions", level=2, page=None, parent=0, body=""),
+               Entry(title="5. Faerie Queen", level=3, page=None, parent=1, body="Resources: hidden roads."),
+               Entry(title="Safe Fall", level=2, page=None, parent=0, origin="runin", body="Safe Fall: land."),
+               Entry(title="Owlbear", level=1, page=None, content_type="monster", body="A beast."),
+               Entry(title="Actions", level=2, page=None, parent=4, body="Claw. It claws."),
+               Entry(title="Chapter 6: Gear", level=2, page=None, parent=0, body="Heroic gear."),
+               Entry(title="Rope", level=3, page=None, parent=6, content_type="item", body="50 feet.")]
+    assert fold_targets(entries) == [0, 1, 2, 0, 4, 4, 0, 7]  # a chapter over items is a container: it folds
+    assert rollup_targets(entries) == [0, 0, 0, 0, 4, 4, 0, 7]  # the sample's words still count for its chapter
+
+
+def test_ask_names_a_sample_under_an_examples_heading_and_its_section_keeps_its_words(tmp_path: Path) -> None:
+    book = ("# Hexcrawl Toolbox\n\n## Factions\n\nFactions are groups with resources and goals that advance "
+            "while the players are away. Roll for each faction's goals at the end of every week.\n\n"
+            "## Example Factions\n\n### 1. Cat Lord\n\nResources: a terrifying presence and hired bandits.\n\n"
+            "### 5. Faerie Queen\n\nResources: hidden roads, shapeshifting agents and endless illusory silver.\n")
+    (tmp_path / "book.md").write_text(book, encoding="utf-8")
+    scan_isolated(tmp_path, tmp_path / "config")
+    res = runner.invoke(app, ["ask", "shapeshifting agents on hidden roads", "--library", str(tmp_path),
+                              "--ranker", "bm25", "--json"])
+    assert res.exit_code == 0, res.output
+    titles = [r["title"] for r in json.loads(res.stdout)["results"]]
+    assert titles[0] == "5. Faerie Queen"

@@ -265,7 +265,7 @@ def ask(
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
     pending = _QueryEmbedding(get_embedder, q, device, timeout) if ranker == "hybrid" else None
     targets = _global_targets(lib)
-    kw_ent, own, extra, shares = _keyword_side(lib, q, mask, targets)
+    kw_ent, own, extra, shares = _keyword_side(lib, q, mask, targets, _global_targets(lib, "rollup"))
     dense_ent, windows = _dense_side(pending, lib, warnings) if pending is not None else (None, None)
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
@@ -295,7 +295,7 @@ def ask(
 
 
 def _keyword_side(
-    lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray
+    lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray, rollups: np.ndarray
 ) -> tuple[np.ndarray, set[str], dict[str, float], WordShares]:
     """Entity keyword scores with pseudo-relevance feedback, the
     question's own tokens, the added terms, and each entry's share of the question's words.
@@ -311,13 +311,13 @@ def _keyword_side(
     from gmtool.textnorm import content_tokens, tokenize
 
     own = set(content_tokens(q) or tokenize(q))
-    shares = word_shares(lib, sorted(own), targets=targets)
+    shares = word_shares(lib, sorted(own), targets=rollups)
     sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
     first = keyword_scores(lib, q, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
     extra = prf_terms(lib, first, own, mask)
     kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
     held = shares.held if shares.folded is None else shares.folded
-    scaled = _fold_max(kw, targets, lib.n_docs) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)
+    scaled = _fold_max(kw, targets, rollups) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)
     return scaled, own, extra, shares
 
 
@@ -408,23 +408,28 @@ def _typed(lib: Library) -> np.ndarray:
     return cached  # type: ignore[return-value]
 
 
-def _global_targets(lib: Library) -> np.ndarray:
-    """Per document, the global id of the entity a result names (from the doc table: no source is read)."""
+def _global_targets(lib: Library, column: str = "target") -> np.ndarray:
+    """Per document, the global id of the entity a result names ("target") or that its evidence adds
+    to ("rollup", rank.units.rollup_targets), from the doc table: no source is read."""
     import numpy as np
 
-    cached = lib.cache.get("targets")
+    cached = lib.cache.get(column)
     if cached is None:
-        cached = np.asarray(lib.doc_table()["target"], dtype=np.int64)
-        lib.cache["targets"] = cached
+        cached = np.asarray(lib.doc_table()[column], dtype=np.int64)
+        lib.cache[column] = cached
     return cached  # type: ignore[return-value]
 
 
-def _fold_max(scores: np.ndarray, targets: np.ndarray, n: int) -> np.ndarray:
-    """An entity's keyword score: its own, or half its best folded subsection's if that is higher."""
+def _fold_max(scores: np.ndarray, targets: np.ndarray, rollups: np.ndarray) -> np.ndarray:
+    """An entity's keyword score: its own, or its best folded subsection's (times RANKING.fold_share),
+    or its best subsection that stands alone's (times RANKING.rollup_share) if that is higher."""
     import numpy as np
 
-    folded = np.zeros(n, dtype=np.float32)
+    folded = np.zeros(len(scores), dtype=np.float32)
     np.maximum.at(folded, targets, scores.astype(np.float32) * RANKING.fold_share)
+    alone = rollups != targets
+    if alone.any():
+        np.maximum.at(folded, rollups[alone], scores[alone].astype(np.float32) * RANKING.rollup_share)
     return np.maximum(scores.astype(np.float32), folded)
 
 

@@ -286,7 +286,7 @@ class Library:
             data = orjson.loads(path.read_bytes())
             if what == "fields":
                 return data if isinstance(data, list) and len(data) == self.n_docs else None
-            keys = ("titles", "types", "pages", "target", "copy", "name")
+            keys = ("titles", "types", "pages", "target", "rollup", "copy", "name")
             members = data["members"]
             if all(len(data[k]) == self.n_docs for k in keys) and len(members) == max(data["copy"], default=-1) + 1:
                 return {**{k: data[k] for k in keys}, "members": members}
@@ -295,12 +295,13 @@ class Library:
     def _table_from_entries(self) -> dict[str, list]:
         from gmtool.rank.copies import book_system, entity_texts, subtree_ends
         from gmtool.rank.keyword import doc_table
-        from gmtool.rank.units import fold_targets
+        from gmtool.rank.units import fold_targets, rollup_targets
 
         es = self.entries
         sources: list[str] = []
         texts: list[str] = []
         targets: list[int] = []
+        rollups: list[int] = []
         systems: list[str] = []
         ends: list[int] = []
         for sid, m in self.metas.items():
@@ -309,11 +310,13 @@ class Library:
             mine = es[off : off + m.entry_count]
             texts.extend(entity_texts([e.body for e in mine], [e.parent for e in mine]))
             targets.extend(off + t for t in fold_targets(mine))
+            rollups.extend(off + t for t in rollup_targets(mine))
             system = book_system(sid, self.manifest.sources[sid].title, [e.body for e in mine])  # as printed
             systems.extend(system for _ in mine)
             ends.extend(off + end for end in subtree_ends([e.parent for e in mine]))
         return doc_table([e.title for e in es], [e.content_type for e in es], [e.fields or None for e in es],
-                         [e.page for e in es], sources, texts, targets, [e.body for e in es], systems, ends)
+                         [e.page for e in es], sources, texts, targets, [e.body for e in es], systems, ends,
+                         rollups)
 
     def copy_members(self) -> list[list[int]]:
         """Copy group -> its documents (library order), for folding rows (see rank.keyword.doc_table)."""

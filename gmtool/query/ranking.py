@@ -79,6 +79,12 @@ class Ranking:
     # none -> 2: dev_ask 15-book 0.750 -> 0.744, 4-book 0.839 -> 0.836, more 0.676 -> 0.787, more2 0.740 -> 0.762,
     # md-more 0.281 -> 0.388
     fold_share: float = 1.0  # an entity earns the keyword score of its best folded subsection ("Life Drain" in a stat block)
+    rollup_share: float = 0.5  # a rules section earns this share of the keyword score of an untyped subsection that
+    # is a result of its own (rank.units.rollup_targets: "Example of Earning a Legend Point" under "Legend Points"):
+    # the subsection, named by the words, ranks first, and the section still carries them. Odd halves of md-more/ask,
+    # more/ask and more2/ask (their libraries rescanned): 1.882 (1.0) / 1.884 (0.75, 0.5, 0.25); even 2.086 (1.0,
+    # 0.75) / 2.077 (0.5) / 2.068 (0.25). At 1.0 the section ties its subsection and wins on its type; of the tied
+    # values 0.5 is kept (unseen books: Liminal Horror 0.669 at 0.5, 0.636 at 0.75; the others equal).
     # --- ask: fusion ---
     w_keyword: float = 0.6  # keyword evidence: precise on names, blind to paraphrase (odd-half optimum; 0.45
     # before coverage_power: 0.3 / 0.45 / 0.6 / 0.8 give odd-half sums 3.52 / 3.50 / 3.53 / 3.52 with it)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gmtool.rank.fuzzy import TitleMatcher
     from gmtool.storage import store
 
-KEYWORD_VERSION = 12  # bump when the keyword documents, weights or side files change (12: short texts word for word the same are copies; 5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf; 8: copies within one game system, short texts no evidence; 9: a book without an SRD edition is the system of its title; 10: a rule and an untyped section can be copies; 11: a long list's members stand alone, its own text is its lead)
+KEYWORD_VERSION = 14  # bump when the keyword documents, weights or side files change (14: rollups, an untyped heading under a rule stands alone unless it holds typed entries; 12: short texts word for word the same are copies; 5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf; 8: copies within one game system, short texts no evidence; 9: a book without an SRD edition is the system of its title; 10: a rule and an untyped section can be copies; 11: a long list's members stand alone, its own text is its lead)
 TITLE_WEIGHT = 3.0
 
 
@@ -38,14 +38,15 @@ def _keyword_fields(entries: list[Entry]) -> dict[str, list[str]]:
 def doc_table(
     titles: list[str], types: list[str | None], fields: list[dict | None], pages: list[int | None], sources: list[str],
     texts: list[str], targets: list[int], bodies: list[str] | None = None, systems: list[str] | None = None,
-    ends: list[int] | None = None,
+    ends: list[int] | None = None, rollups: list[int] | None = None,
 ) -> dict[str, list]:
     """What queries read about every document without opening a source: title, type, typed
     fields, page, the entity a result names (`target`, rank.units.fold_targets, global ids),
     and its copy and namesake groups (see rank.copies; `texts` are entity texts). `members`
     lists each copy group's documents (library order), so folding a result's copies reads
     them instead of walking every document. `systems`: each document's game system (see
-    rank.copies.book_system); copies never fold across two."""
+    rank.copies.book_system); copies never fold across two. `rollups`: the entity each document's
+    evidence adds to (rank.units.rollup_targets; `targets` when not given)."""
     from gmtool.rank.copies import copy_groups
 
     copy, name = copy_groups(titles, types, sources, texts, fields, bodies, systems, ends)
@@ -53,8 +54,8 @@ def doc_table(
     for gid, c in enumerate(copy):
         if c >= 0:
             members[c].append(gid)
-    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets, "copy": copy,
-            "name": name, "members": members}
+    return {"titles": titles, "types": types, "fields": fields, "pages": pages, "target": targets,
+            "rollup": rollups if rollups is not None else targets, "copy": copy, "name": name, "members": members}
 
 
 def _build_keyword(entries: list[Entry]) -> tuple[BM25Index, TitleMatcher]:
@@ -153,7 +154,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     from gmtool.rank.bm25 import BM25Index
     from gmtool.rank.copies import book_system, entity_texts, subtree_ends
     from gmtool.rank.fuzzy import TitleMatcher
-    from gmtool.rank.units import fold_targets
+    from gmtool.rank.units import fold_targets, rollup_targets
     from gmtool.storage import store
 
     titles: list[str] = []
@@ -166,6 +167,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     systems: list[str] = []
     ends: list[int] = []
     targets: list[int] = []
+    rollups: list[int] = []
     blocks: dict[str, list[Tokenized]] = {"title": [], "body": []}
     keep: set[str] = set()
     for sid in sorted(manifest.sources):
@@ -182,6 +184,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
         systems.extend(system for _ in entries)
         ends.extend(len(titles) - len(entries) + end for end in subtree_ends([e.parent for e in entries]))
         targets.extend(len(titles) - len(entries) + t for t in fold_targets(entries))
+        rollups.extend(len(titles) - len(entries) + t for t in rollup_targets(entries))
         toks = _source_tokens(index_dir, sid, meta, entries, manifest.state.checksums)
         for f in blocks:
             blocks[f].append(toks[f])
@@ -194,7 +197,7 @@ def build_keyword_index(index_dir: Path, manifest: store.Manifest) -> None:
     fuzzy.save(fuzzy_path)
     docs = layout.keyword_docs_file(index_dir, digest)
     fields_file = layout.keyword_fields_file(index_dir, digest)
-    table = doc_table(titles, types, fields, pages, sources, texts, targets, bodies, systems, ends)
+    table = doc_table(titles, types, fields, pages, sources, texts, targets, bodies, systems, ends, rollups)
     # The typed fields are half the bytes and are read only by --where and `ask`: a plain search
     # parses the rest alone.
     store.atomic_write(fields_file, store.dumps(table.pop("fields")))

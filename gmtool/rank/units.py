@@ -69,7 +69,7 @@ PART_TEMPLATE_MIN = 3
 # ...unless its own text is long: a vampire's Bite that drains its victim's hit point maximum says
 # more than the attack roll every Bite prints. Alone: 3.656 / 3.535 -> 3.654 / 3.582 (see WINDOWS_NOTE).
 PART_TEMPLATE_KEEP_CHARS = 200
-UNITS_VERSION = "units-2"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
+UNITS_VERSION = "units-5"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
 # A run-in part: a line opening with up to six capitalised words (small joining words allowed),
 # perhaps a parenthesis ("(Recharge 5-6)", "(1/Day)"), then '.', ':' or ' - Kind:', then its text.
 _PART = re.compile(
@@ -85,6 +85,16 @@ _PART = re.compile(
 # list no longer tops keyword results for any question its members touch.
 LIST_MIN_MEMBERS = 5
 LIST_MIN_CHARS = MAX_CHUNKS * CHUNK_CHARS
+# FOLD_NOTE: a heading that typing left untyped under a rules section (an example, a sample faction,
+# a short section) is a result of its own, as it is in `search`; before, it folded into the rules
+# section above it, so `ask` could not name "5. Faerie queen" under "Example factions" but only the
+# whole "Hexcrawl toolbox" chapter. Its text still rolls up into the section (rollup_targets: the
+# section's windows, and query.ranking's rollup_share of its keyword score): without that, sections
+# lost questions their examples had answered (md-more/ask 0.518 -> 0.505, more2/ask 0.772 -> 0.765);
+# with it 0.509 and 0.772 (make eval), the one loss md-more's "Legend Points" (2nd -> 6th; its
+# example, now a result, is 2nd). An untyped heading over typed entries (a chapter over its items)
+# is a container and still folds. Names found in the text (run-ins, rows) fold into their section.
+_NAMED = ("runin", "row", "line", "caption")
 
 
 def list_containers(entries: list[Entry]) -> set[int]:
@@ -126,8 +136,21 @@ def own_bodies(entries: list[Entry]) -> list[str]:
 def fold_targets(entries: list[Entry]) -> list[int]:
     """For each entry, the entry a result should name: itself, or its nearest typed ancestor
     when it is an untyped subsection of a typed entry (a stat block's "Actions"). A member of a
-    long list under a rules section stands alone (see LIST_MIN_CHARS)."""
+    long list under a rules section stands alone (see LIST_MIN_CHARS), and so does an untyped
+    heading under a rules section (FOLD_NOTE)."""
+    return _targets(entries, stand_alone=True)
+
+
+def rollup_targets(entries: list[Entry]) -> list[int]:
+    """For each entry, the entry its evidence adds to: its fold target, or, for an untyped heading
+    under a rules section, that section too. A sample under "Legend Points" is a result of its own,
+    and its words still count for the section (its windows, its keyword score: query.ask)."""
+    return _targets(entries, stand_alone=False)
+
+
+def _targets(entries: list[Entry], stand_alone: bool) -> list[int]:
     lists = list_containers(entries)
+    holds = _holds_typed(entries) if stand_alone else []
     out: list[int] = []
     for i, e in enumerate(entries):
         target = i
@@ -135,10 +158,23 @@ def fold_targets(entries: list[Entry]) -> list[int]:
             p = e.parent
             while p is not None:
                 if entries[p].content_type is not None:
-                    target = out[p]
+                    alone = stand_alone and entries[p].content_type == "rule" and e.origin not in _NAMED
+                    if not alone or holds[i]:
+                        target = out[p]
                     break
                 p = entries[p].parent
         out.append(target)
+    return out
+
+
+def _holds_typed(entries: list[Entry]) -> list[bool]:
+    """Whether each entry has a typed entry below it: an untyped chapter over a list of items
+    ("Chapter 6: Wealth & Equipment") is a container, whose lead is no answer of its own."""
+    out = [False] * len(entries)
+    for i in range(len(entries) - 1, -1, -1):
+        p = entries[i].parent
+        if p is not None and (entries[i].content_type is not None or out[i]):
+            out[p] = True
     return out
 
 
@@ -248,7 +284,7 @@ def units(entries: list[Entry]) -> Units:
     targets = fold_targets(entries)
     parts = named_parts(entries, targets)
     extra: dict[int, list[str]] = {}
-    for i, t in enumerate(targets):
+    for i, t in enumerate(rollup_targets(entries)):  # a section's windows hold its subsections' text
         if t != i:
             extra.setdefault(t, []).append(f"{entries[i].title}: {_clean_for_embedding(entries[i].body)}")
     out = Units([], [], [])
