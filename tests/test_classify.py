@@ -542,3 +542,14 @@ def test_a_heading_under_spells_that_names_spells_is_about_them_not_one():
     got = types(doc)
     assert got["Casting a spell"] != "spell" and got["Recharging a spell"] != "spell"
     assert got["Fireball"] == "spell"
+
+
+def test_a_rule_defining_instinct_is_no_monster():
+    """"Instinct: To hunt" is a monster's drive; "Instinct: Instinct is the animal equivalent of
+    Education" defines a characteristic."""
+    doc = doc_of(("Wilderness Encounters", 1, "How to meet animals in the wild."),
+                 ("Animals and Characteristics", 2, "Animals differ from people.\nInstinct: Instinct is the animal "
+                  "equivalent of Education.\nPack: Pack is the animal equivalent of Social Standing."),
+                 ("Griffon", 2, "Claws (d10 damage)\nInstinct: To hunt from above"))
+    got = types(doc)
+    assert got["Animals and Characteristics"] != "monster" and got["Griffon"] == "monster"

@@ -82,7 +82,8 @@ _DEFENCE = re.compile(
     r"\b\d+\s*armou?r\b|\b(?:ac|armou?r class|armou?r|defen[cs]e)\s*:?\s*\d+|\bhd\s*:?\s*\d", re.IGNORECASE
 )
 _ATTACK = re.compile(r"\(\s*[bw]?\[?\d*d\d+[^)]*damage|\bdamage\s*:?\s*\d*d\d+|\bmorale\s*:?\s*\d", re.IGNORECASE)
-_INSTINCT = re.compile(r"(?:^|\n|[.!?\"”]\s)instinct\s*:\s*\w", re.IGNORECASE)
+# a monster's drive ("Instinct: To devour"), not a rule defining the word ("Instinct: Instinct is the animal's...")
+_INSTINCT = re.compile(r"(?:^|\n|[.!?\"”]\s)instinct\s*:\s*(?!instinct\b)\w", re.IGNORECASE)
 # Priced or weighed like gear: "15 coins", "50 gp", "2 weight", "Cost: 5", "costs Cr200" (a currency's
 # short name before the sum).
 _PRICE = re.compile(
