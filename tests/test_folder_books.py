@@ -101,6 +101,12 @@ def test_toc_nodes_carry_their_file_and_nest_across_files(shelf: Path) -> None:
     assert not any("empty" in n["title"].lower() for n in nodes)  # an empty file gives nothing
 
 
+def test_toc_heads_a_folder_book_with_its_folder(shelf: Path) -> None:
+    code, out = _run(shelf, "toc", "lantern")
+    assert code == 0, out
+    assert out.splitlines()[0] == "Lantern Coast SRD (lantern, lantern/)"
+
+
 def test_markup_is_read_not_printed(shelf: Path) -> None:
     code, out = _run(shelf, "show", "lantern", "The Basics", "--json")
     assert code == 0, out

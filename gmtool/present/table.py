@@ -225,7 +225,9 @@ def _render_problems(console: Console, problems: list[Failure]) -> None:
 
 
 def render_toc(console: Console, toc: TocResult) -> None:
-    tree = Tree(f"[bold]{_s(toc.source_name)}[/] [dim]({_s(toc.source_id)}, {_s(toc.file)})[/]")
+    folder = any(n.get("file") for n in toc.entries)  # a folder book: its nodes name their chapter files
+    where = f"{toc.file.rstrip('/')}/" if folder else toc.file
+    tree = Tree(f"[bold]{_s(toc.source_name)}[/] [dim]({_s(toc.source_id)}, {_s(where)})[/]")
 
     def add(parent: Tree, nodes: list[TocNode], file: str | None = None) -> None:
         for n in nodes:
