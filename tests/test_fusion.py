@@ -143,6 +143,8 @@ def test_a_type_named_past_the_leading_phrase_is_a_participant_not_the_answer() 
         ("belt that grants giant strength", set()),
         ("what happens to a creature that has been turned to stone", {"rule", "condition"}),
         ("what does the stunned condition do", {"condition"}),
+        ("A monster has seized my character in its claws. Can I walk away?", set()),  # a situation
+        ("which spell is best against a horde", {"spell"}),
     ):
         assert read_intent(question, kinds).types == types, question
 
