@@ -402,7 +402,8 @@ def test_a_bold_line_alone_heads_the_text_after_it(tmp_path):
         "**Healing Rate**\n\nA character heals one hit point a day while resting.\n\n"
         "**Roll on the table below.**\n\n| d6 | Event |\n|---|---|\n| 1 | Rain |\n\n"
         "**Examples:**\n\nOne example of many words in a row here.\n\n"
-        "**Examples:**\n\nAnother example of many words in a row here.\n\n## Next\n\nText.\n"
+        "**Examples:**\n\nAnother example of many words in a row here.\n\n## Next\n\n"
+        "**d6/d8 damage**\nWielded in: main paw or both paws, d8 in both.\n"
     )))
     runins = {e.title: e for e in doc.entries if e.origin == "runin"}
     assert list(runins) == ["Ghost", "Mother", "Healing Rate"]

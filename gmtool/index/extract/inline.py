@@ -28,8 +28,8 @@ class Inline(NamedTuple):
 
 
 _NORM = re.compile(r"[^a-z0-9]+")
-# a number, an ordinal, a share or a roll ("1d4", "d6+1"; "D20 Tests" is a term of the SRD 5.2)
-_NUMBER_WORD = re.compile(r"^(?:[\d.,/]+(?:st|nd|rd|th|%)?|(?:\d+[dD]|d)\d+(?:[+\-\u2013]\d+)?)$")
+# a number, an ordinal, a share or a roll ("1d4", "d6+1", "d6/d8"; "D20 Tests" is a term of the SRD 5.2)
+_NUMBER_WORD = re.compile(r"^(?:[\d.,/]+(?:st|nd|rd|th|%)?|(?:\d+[dD]|d)\d+(?:[+\-\u2013/](?:\d*[dD])?\d+)*)$")
 
 
 def norm(s: str) -> str:
