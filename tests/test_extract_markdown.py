@@ -403,7 +403,8 @@ def test_a_bold_line_alone_heads_the_text_after_it(tmp_path):
         "**Roll on the table below.**\n\n| d6 | Event |\n|---|---|\n| 1 | Rain |\n\n"
         "**Examples:**\n\nOne example of many words in a row here.\n\n"
         "**Examples:**\n\nAnother example of many words in a row here.\n\n## Next\n\n"
-        "**d6/d8 damage**\nWielded in: main paw or both paws, d8 in both.\n"
+        "**d6/d8 damage**\nWielded in: main paw or both paws, d8 in both.\n\n"
+        "### Rations\n\n**Food for the road**\n\nEating a ration and resting a watch heals all HP.\n"
     )))
     runins = {e.title: e for e in doc.entries if e.origin == "runin"}
     assert list(runins) == ["Ghost", "Mother", "Healing Rate"]

@@ -10,7 +10,8 @@ entries, and a bold name repeated in one file is a shared trait or a label ("Mot
 A paragraph may also open with a line that is its bold name alone (`**Ghost**`, then its stat
 line, or a blank line and its text): a heading set in bold, as exports from word processors and
 wikis print them. Its text runs on to the next such name or run-in, or the next heading, so a
-creature's bullet lines stay with it.
+creature's bullet lines stay with it. One that opens its section's text and runs to its end is the
+section's subtitle ("### Rations", then "**Food for the road**"), not an entry of its own.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def _head_end(lines: list[str], i: int, start: int, heading_idx: set[int]) -> in
     return end
 
 
+def _whole_section(lines: list[str], i: int, end: int, start: int, heading_idx: set[int]) -> bool:
+    """A bold head that opens its section's text and runs to its end: the section's subtitle."""
+    before = next((j for j in range(i - 1, start - 1, -1) if lines[j].strip()), None)
+    after = next((j for j in range(end, len(lines)) if lines[j].strip()), None)
+    return (before is None or before in heading_idx) and (after is None or after in heading_idx)
+
+
 def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
     """The run-in names after line `start`, in line order (see the module docstring)."""
     found: list[Inline] = []
@@ -102,6 +110,8 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             continue
         if head is not None:
             end = _head_end(lines, i, start, heading_idx)
+            if _whole_section(lines, i, end, start, heading_idx):
+                continue  # a subtitle ("### Rations" then "**Food for the road**"): the section is the entry
             text = " ".join(lines[i + 1:end])
         else:
             end = i + 1
