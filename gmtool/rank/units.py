@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from gmtool.rank.abbrev import expander
 from gmtool.types import Entry
 
 CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
@@ -69,7 +70,7 @@ PART_TEMPLATE_MIN = 3
 # ...unless its own text is long: a vampire's Bite that drains its victim's hit point maximum says
 # more than the attack roll every Bite prints. Alone: 3.656 / 3.535 -> 3.654 / 3.582 (see WINDOWS_NOTE).
 PART_TEMPLATE_KEEP_CHARS = 200
-UNITS_VERSION = "units-5"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
+UNITS_VERSION = "units-6"  # in the embedding stamp: a change to what is embedded re-embeds on the next scan
 # A run-in part: a line opening with up to six capitalised words (small joining words allowed),
 # perhaps a parenthesis ("(Recharge 5-6)", "(1/Day)"), then '.', ':' or ' - Kind:', then its text.
 _PART = re.compile(
@@ -283,12 +284,14 @@ def units(entries: list[Entry]) -> Units:
     (named_parts). An entry scores its best window."""
     targets = fold_targets(entries)
     parts = named_parts(entries, targets)
+    own = own_bodies(entries)
+    expand = expander(own)  # the book's short forms read with their long forms ("CTRL (control)")
+    own = [expand(b) for b in own]
     extra: dict[int, list[str]] = {}
     for i, t in enumerate(rollup_targets(entries)):  # a section's windows hold its subsections' text
         if t != i:
-            extra.setdefault(t, []).append(f"{entries[i].title}: {_clean_for_embedding(entries[i].body)}")
+            extra.setdefault(t, []).append(f"{entries[i].title}: {_clean_for_embedding(expand(entries[i].body))}")
     out = Units([], [], [])
-    own = own_bodies(entries)
     for i, e in enumerate(entries):
         if targets[i] != i:
             continue
