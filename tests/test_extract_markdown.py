@@ -409,6 +409,7 @@ def test_a_bold_line_alone_heads_the_text_after_it(tmp_path):
     runins = {e.title: e for e in doc.entries if e.origin == "runin"}
     assert list(runins) == ["Ghost", "Mother", "Healing Rate"]
     assert "Can attempt a possession." in runins["Ghost"].body and "Mother" not in runins["Ghost"].body
+    assert runins["Ghost"].body.startswith("10 HP, 3 Armor")  # a heading's text, without the heading
     assert runins["Mother"].body.endswith("Impossibly tall, curvy, pale.") and runins["Ghost"].parent == 0
     assert runins["Healing Rate"].body.endswith("one hit point a day while resting.")
 

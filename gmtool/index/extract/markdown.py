@@ -300,7 +300,7 @@ def parse_chapter(text: str, name: str | None = None, warnings: list[str] | None
     out.add_preamble(front or name or "Notes", preamble, start + 1)
     heading_idx = [h.idx for h in headings]
     inline = sorted([(row.idx, row.name, row.body, None, "row") for row in table_rows(lines, start, heading_idx)]
-                    + [(x.idx, x.name, clean_body(lines[x.idx:x.end]), x.tags, "runin")
+                    + [(x.idx, x.name, clean_body(lines[x.idx + x.head:x.end]), x.tags, "runin")
                        for x in runins(lines, start, set(heading_idx))])
     r = 0
     for n, h in enumerate(headings):

@@ -37,6 +37,7 @@ class RunIn(NamedTuple):
     end: int  # one past the paragraph's last line
     name: str
     tags: list[str] | None
+    head: bool = False  # a bold line alone: a heading, whose text starts on the next line
 
 
 def _name_of(line: str) -> tuple[str, list[str] | None] | None:
@@ -100,6 +101,7 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
     """The run-in names after line `start`, in line order (see the module docstring)."""
     found: list[Inline] = []
     ends: dict[int, int] = {}
+    heads: set[int] = set()
     for i in range(start, len(lines)):
         line = lines[i]
         if not _opens(lines, i, start, heading_idx):
@@ -113,6 +115,7 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             if _whole_section(lines, i, end, start, heading_idx):
                 continue  # a subtitle ("### Rations" then "**Food for the road**"): the section is the entry
             text = " ".join(lines[i + 1:end])
+            heads.add(i)
         else:
             end = i + 1
             while end < len(lines) and lines[end].strip() and end not in heading_idx:
@@ -122,4 +125,5 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             continue  # a field and its value, or a bold line alone: not a run-in
         found.append(Inline(Pos(0, i), (got or head)[0], "", (got or head)[1], "runin"))  # type: ignore[index]
         ends[i] = end
-    return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags) for f in drop_repeats(found, _MAX_REPEATS)]
+    return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags, f.pos.idx in heads)
+            for f in drop_repeats(found, _MAX_REPEATS)]
