@@ -450,3 +450,12 @@ def test_a_run_in_describing_a_table_row_takes_the_rows_values(tmp_path):
     got = {e.title: (e.origin, e.content_type, e.body.split("\n")[-1]) for e in doc.entries[2:]}
     assert got["Watch"] == ("runin", "item", "TL: 4; Cost: Cr100") and len(got) == 3
     assert all(t == "item" for _, t, _ in got.values())
+
+
+def test_a_name_column_headed_by_a_scale_holds_its_steps_not_things(tmp_path):
+    """"Level | Cost | Impact" over "Marginal", "Minor", "Major": degrees of one scale, not three things."""
+    doc = extract_markdown(write(tmp_path, "p.md", (
+        "# Plot Edits\n\n|Level|Cost|Impact|\n|:-:|:-:|:-:|\n|Marginal|1|An alternate avenue.|\n"
+        "|Minor|2|A deus ex machina.|\n|Major|3|A stroke of luck that ends it.|\n"
+    )))
+    assert [e.title for e in doc.entries] == ["Plot Edits"]

@@ -19,6 +19,9 @@ from gmtool.types import Entry
 _SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 _STEP = re.compile(r"^(\w+)\.?\s+\d+\+?$")  # "TL 7", "Level 3", "Rank 2": a step of a scale, not a name
+# A name column headed by a scale ("Level | Cost | Impact" over "Marginal", "Minor", "Major"): its cells are
+# the scale's steps, not things.
+_SCALE = re.compile(r"^(?:levels?|ranks?|tiers?|degrees?|grades?)$", re.IGNORECASE)
 # A list needs a few members; two rows are as often a key/value box as a list. Fitted on
 # md-more (its named gear tables have 3+ rows); the PDF side asks for four (extract.tables).
 _MIN_ROWS = 3
@@ -84,7 +87,7 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
     col = 1 if all(len(c) > 1 and _ROLL.match(c[0]) for _, c in rows) else 0
     names = [c[col] if len(c) > col + 1 else "" for _, c in rows]
     steps = {m.group(1).lower() if m else None for m in map(_STEP.match, names)}
-    if len(steps) == 1 and None not in steps:
+    if (len(steps) == 1 and None not in steps) or (len(header) > col and _SCALE.match(header[col])):
         return []  # a key column of one scale's steps (a technology level, a rank): a progression, no list
     good = [n for n in names if namelike(n)]
     if len(good) < _MIN_NAME_SHARE * len(rows) or len({norm(n) for n in good}) < len(good):
