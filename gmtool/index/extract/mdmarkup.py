@@ -112,10 +112,18 @@ def _table_as_pipes(match: re.Match[str]) -> str:
     return "\n".join(lines)
 
 
+# A container fence (markdown-it's `:::statblock`, Docusaurus's `:::tip Title`, pandoc's `::: {.note}`, a
+# closing `:::`): markup around text, like a <div>; only a title it gives is text.
+_CONTAINER = re.compile(r"^[ \t]*:{3,}[ \t]*(?:\{[^}\n]*\}|[A-Za-z][\w-]*)?(?:\[([^\]\n]*)\])?[ \t]*([^\n]*?)[ \t]*$",
+                        re.MULTILINE)
+
+
 def prepare(text: str) -> str:
-    """Comments out and raw tables as pipe rows; the line count is unchanged."""
+    """Comments out, container fences out, and raw tables as pipe rows; the line count is unchanged."""
     if "<!--" in text:
         text = _COMMENT.sub(_blank_keeping_lines, text)
+    if ":::" in text:
+        text = _CONTAINER.sub(lambda m: m.group(1) or m.group(2), text)
     if "<table" in text or "<TABLE" in text:
         text = _RAW_TABLE.sub(_table_as_pipes, text)
     return text
