@@ -463,11 +463,11 @@ def test_a_name_column_headed_by_a_scale_holds_its_steps_not_things(tmp_path):
 
 def test_container_fences_are_markup_their_titles_text(tmp_path):
     """`:::statblock` … `:::` (markdown-it), `:::tip Pro Tip` (Docusaurus), `::: {.note}` (pandoc) wrap text as a
-    <div> does: the fences are not text, a title they give is."""
+    <div> does: a fence reads as its title, or as its kind as an alert does ("Statblock:"), or not at all."""
     doc = extract_markdown(write(tmp_path, "c.md", (
         "# Frog\n\n:::statblock\n6hp, STR 12, DEX 15\nAttacks: d10 spear\n:::\n\n"
         ":::tip Leaping\nFrogs always go first.\n:::\n\n::: {.note}\nA pandoc div.\n:::\n"
     )))
     body = doc.entries[0].body
-    assert ":::" not in body and "statblock" not in body and "{.note}" not in body
-    assert "6hp, STR 12, DEX 15" in body and "Leaping\nFrogs always go first." in body
+    assert ":::" not in body and "{.note}" not in body
+    assert "Statblock:\n6hp, STR 12, DEX 15" in body and "Leaping\nFrogs always go first." in body

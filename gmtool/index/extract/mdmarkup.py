@@ -113,9 +113,15 @@ def _table_as_pipes(match: re.Match[str]) -> str:
 
 
 # A container fence (markdown-it's `:::statblock`, Docusaurus's `:::tip Title`, pandoc's `::: {.note}`, a
-# closing `:::`): markup around text, like a <div>; only a title it gives is text.
-_CONTAINER = re.compile(r"^[ \t]*:{3,}[ \t]*(?:\{[^}\n]*\}|[A-Za-z][\w-]*)?(?:\[([^\]\n]*)\])?[ \t]*([^\n]*?)[ \t]*$",
+# closing `:::`): markup around text, like a <div>. It reads as its title, or as its kind as an alert does
+# ("Statblock:", "Tip:"); a closing fence or attributes alone are nothing.
+_CONTAINER = re.compile(r"^[ \t]*:{3,}[ \t]*(?:\{[^}\n]*\}|([A-Za-z][\w-]*))?(?:\[([^\]\n]*)\])?[ \t]*([^\n]*?)[ \t]*$",
                         re.MULTILINE)
+
+
+def _container(m: re.Match[str]) -> str:
+    kind, bracket, rest = m.group(1), m.group(2), m.group(3)
+    return bracket or rest or (kind.replace("-", " ").capitalize() + ":" if kind else "")
 
 
 def prepare(text: str) -> str:
@@ -123,7 +129,7 @@ def prepare(text: str) -> str:
     if "<!--" in text:
         text = _COMMENT.sub(_blank_keeping_lines, text)
     if ":::" in text:
-        text = _CONTAINER.sub(lambda m: m.group(1) or m.group(2), text)
+        text = _CONTAINER.sub(_container, text)
     if "<table" in text or "<TABLE" in text:
         text = _RAW_TABLE.sub(_table_as_pipes, text)
     return text
