@@ -553,3 +553,15 @@ def test_a_rule_defining_instinct_is_no_monster():
                  ("Griffon", 2, "Claws (d10 damage)\nInstinct: To hunt from above"))
     got = types(doc)
     assert got["Animals and Characteristics"] != "monster" and got["Griffon"] == "monster"
+
+
+def test_a_part_titled_by_the_kind_itself_holds_the_kind_not_its_siblings():
+    """"Names & Background" > "Names", "Clothing", "Background": the heading names backgrounds for its last
+    part; names and clothing are other topics, described or not."""
+    long = "Pick something that suits the investigator and the world they come from, in a few words. " * 2
+    doc = doc_of(("Character Creation", 1, "Make an investigator."), ("Names & Background", 2, "Who you are."),
+                 ("Names", 3, long), ("Clothing", 3, long), ("Background", 3, "Roll for one."),
+                 ("Backgrounds", 2, "What you did before."), ("Journalist", 3, long), ("Medic", 3, long))
+    got = types(doc)
+    assert got["Names"] != "background" and got["Clothing"] != "background"
+    assert got["Journalist"] == "background" and got["Medic"] == "background"

@@ -648,8 +648,20 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
         short = len(t.split()) <= 4
         # parts below it describe it too, unless its title names the kind: "Parts of a Background" is about them
         described = len(body) >= 80 or (bool(node.children) and not genre.TYPE_WORD[ctx].search(t))
+        if direct and e.origin != "row" and _kind_sibling(nodes, node, ctx):
+            return None  # "Names & Background" > "Names", "Clothing", "Background": the last one holds the kind
         return ctx if short and (e.origin == "row" or (direct and described)) else None
     return None
+
+
+def _kind_sibling(nodes: list[_Node], node: _Node, ctx: str) -> bool:
+    """A sibling heading titled by the kind's word alone ("Background", "Races"): the parent names the kind
+    because of that part, and its other parts are other topics."""
+    parent = nodes[node.ancestors[0]] if node.ancestors else None
+    if parent is None:
+        return False
+    return any(c != node.index and nodes[c].entry.origin not in genre.NAME_ORIGINS
+               and genre.TYPE_WORD[ctx].fullmatch(nodes[c].title) for c in parent.children)
 
 
 def _descendants(nodes: list[_Node], node: _Node) -> list[int]:
