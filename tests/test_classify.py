@@ -565,3 +565,14 @@ def test_a_part_titled_by_the_kind_itself_holds_the_kind_not_its_siblings():
     got = types(doc)
     assert got["Names"] != "background" and got["Clothing"] != "background"
     assert got["Journalist"] == "background" and got["Medic"] == "background"
+
+
+def test_a_heading_carrying_on_its_parents_title_is_more_of_that_topic():
+    """"Faction status changes" under "Faction Status" (a heading whose last word names conditions) says more
+    about faction status; "Dazed" under "Status Effects" is one."""
+    doc = doc_of(("Factions", 1, "The city's powers."), ("Faction Status", 2, "How factions see your crew."),
+                 ("Faction status changes", 3, "An operation that hurts a faction costs you status with it."),
+                 ("Status Effects", 2, "What can befall a scoundrel."),
+                 ("Dazed", 3, "You are dazed until the end of your next turn."))
+    got = types(doc)
+    assert got["Faction status changes"] != "condition" and got["Dazed"] == "condition"

@@ -626,6 +626,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     direct = parent is not None and (genre.context_of(parent.title) == ctx or (ctx == "feat" and _bought(parent)))
     if not (named or direct):
         return None
+    if direct and ctx in _PEOPLE_AND_STATES and _subtopic(parent.title, t):  # type: ignore[union-attr]
+        return None  # "Faction Status" > "Faction status changes": more about the heading's topic, not one of them
     if ctx == "spell":  # a heading naming the kind in its title is about spells ("Casting a spell")
         return "spell" if named or (leaf and 0 < len(body) < 3000 and not genre.TYPE_WORD[ctx].search(t)) else None
     if ctx == "feat":  # an option a character takes: it speaks to "you", or names a prerequisite
@@ -652,6 +654,14 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
             return None  # "Names & Background" > "Names", "Clothing", "Background": the last one holds the kind
         return ctx if short and (e.origin == "row" or (direct and described)) else None
     return None
+
+
+_PEOPLE_AND_STATES = frozenset({"condition", "race", "background", "class", "feat"})
+
+
+def _subtopic(parent: str, title: str) -> bool:
+    """The title carries on a heading of two or more words ("faction status" -> "faction status changes")."""
+    return len(parent.split()) >= 2 and title != parent and title.startswith(parent + " ")
 
 
 def _kind_sibling(nodes: list[_Node], node: _Node, ctx: str) -> bool:
