@@ -108,7 +108,8 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             continue
         got = _name_of(line)
         head = _head_of(line) if got is None else None
-        if got is None and head is None:
+        named = got or head
+        if named is None:
             continue
         if head is not None:
             end = _head_end(lines, i, start, heading_idx)
@@ -123,7 +124,7 @@ def runins(lines: list[str], start: int, heading_idx: set[int]) -> list[RunIn]:
             text = " ".join([_BOLD.match(line).group(4), *lines[i + 1:end]])  # type: ignore[union-attr]
         if len(text.split()) < _MIN_TEXT_WORDS:
             continue  # a field and its value, or a bold line alone: not a run-in
-        found.append(Inline(Pos(0, i), (got or head)[0], "", (got or head)[1], "runin"))  # type: ignore[index]
+        found.append(Inline(Pos(0, i), named[0], "", named[1], "runin"))
         ends[i] = end
     return [RunIn(f.pos.idx, ends[f.pos.idx], f.title, f.tags, f.pos.idx in heads)
             for f in drop_repeats(found, _MAX_REPEATS)]
