@@ -471,3 +471,8 @@ def test_container_fences_are_markup_their_titles_text(tmp_path):
     body = doc.entries[0].body
     assert ":::" not in body and "{.note}" not in body
     assert "Statblock:\n6hp, STR 12, DEX 15" in body and "Leaping\nFrogs always go first." in body
+
+
+def test_pandocs_range_dash_reads_as_an_en_dash(tmp_path):
+    doc = extract_markdown(write(tmp_path, "r.md", "# Saves\n\nOn a natural 18--20 you succeed; Abilities---a list.\n"))
+    assert doc.entries[0].body == "On a natural 18\u201320 you succeed; Abilities\u2014a list."

@@ -31,6 +31,7 @@ _BOX = re.compile(r"^\s*(?:\{\{[<%][^{}]*[>%]\}\}\s*)+(?P<inner>[^{}]+?)\s*(?:\{
 _COLUMN_BREAK = re.compile(r"\s*<[-=]{2,}>\s*")
 _BOX_VALUE = re.compile(r"\s+(?:---|\u2014)\s+")  # "Rolling Boulder --- 6 (12)": a name, then its values
 _EM_DASH = re.compile(r"(?<=\w)---(?=\w)|(?<=\s)---(?=\s)")  # pandoc's em dash: "Abilities---A"
+_EN_DASH = re.compile(r"(?<=\d)--(?=\d)")  # pandoc's en dash in a range: "a natural 18--20"
 _PARA_BREAK = re.compile(r"</p\s*>|<br\s*/?>", re.IGNORECASE)
 # A layout table's label cell holds short names ("AC", "Hit Points") and its value cell short values
 # ("24", "1d8+2"): longer cells are text, read as it stands.
@@ -166,8 +167,8 @@ def inline_text(text: str, br: str = " ") -> str:
         text = _TAG.sub("", text)
     if "&" in text:
         text = html.unescape(text).replace("\xa0", " ")
-    if "---" in text:
-        text = _EM_DASH.sub("\u2014", text)
+    if "--" in text:
+        text = _EN_DASH.sub("\u2013", _EM_DASH.sub("\u2014", text))
     return text
 
 
