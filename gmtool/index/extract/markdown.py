@@ -105,7 +105,7 @@ def clean_body(lines: list[str]) -> str:
             line = _EM_STAR.sub(r"\1", line) if "*" in line else line
             line = _EM_UNDER.sub(r"\1", line) if "_" in line else line
         out.append(line.rstrip())
-    body = "\n".join(out)
+    body = mdmarkup.dashes("\n".join(out))
     if "\n\n\n" in body:
         body = _BLANK_RUN.sub("\n\n", body)
     return body.strip()

@@ -32,6 +32,13 @@ _COLUMN_BREAK = re.compile(r"\s*<[-=]{2,}>\s*")
 _BOX_VALUE = re.compile(r"\s+(?:---|\u2014)\s+")  # "Rolling Boulder --- 6 (12)": a name, then its values
 _EM_DASH = re.compile(r"(?<=\w)---(?=\w)|(?<=\s)---(?=\s)")  # pandoc's em dash: "Abilities---A"
 _EN_DASH = re.compile(r"(?<=\d)--(?=\d)")  # pandoc's en dash in a range: "a natural 18--20"
+_WORD_EM_DASH = re.compile(r"(?<=\w)---(?=\w)")
+
+
+def dashes(text: str) -> str:
+    """pandoc's dashes inside a text: a range's en dash ("18--20") and an em dash between words
+    ("Abilities---A"); a line of dashes (a rule) stays as it is."""
+    return _EN_DASH.sub("\u2013", _WORD_EM_DASH.sub("\u2014", text)) if "--" in text else text
 _PARA_BREAK = re.compile(r"</p\s*>|<br\s*/?>", re.IGNORECASE)
 # A layout table's label cell holds short names ("AC", "Hit Points") and its value cell short values
 # ("24", "1d8+2"): longer cells are text, read as it stands.
