@@ -30,6 +30,11 @@ CONTENT_TYPES: tuple[str, ...] = (
 SUPPORTED_SUFFIXES: tuple[str, ...] = (".pdf", ".md", ".markdown", ".txt")
 
 
+# Entries found as names inside a section's text (a run-in, a table row, a stat line, a caption), not as
+# headings: the section holds their text too.
+INLINE_ORIGINS = ("runin", "row", "line", "caption")
+
+
 @dataclass(slots=True)
 class Entry:
     """One TOC entry and the section of text it heads.

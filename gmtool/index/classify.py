@@ -670,8 +670,10 @@ def _kind_sibling(nodes: list[_Node], node: _Node, ctx: str) -> bool:
     parent = nodes[node.ancestors[0]] if node.ancestors else None
     if parent is None:
         return False
-    return any(c != node.index and nodes[c].entry.origin not in genre.NAME_ORIGINS
-               and genre.TYPE_WORD[ctx].fullmatch(nodes[c].title) for c in parent.children)
+    kind_parts = _memo(parent, f"kind_parts:{ctx}", lambda: {
+        c for c in parent.children
+        if nodes[c].entry.origin not in genre.NAME_ORIGINS and genre.TYPE_WORD[ctx].fullmatch(nodes[c].title)})
+    return bool(kind_parts - {node.index})
 
 
 def _descendants(nodes: list[_Node], node: _Node) -> list[int]:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from gmtool.rank.abbrev import expander
-from gmtool.types import Entry
+from gmtool.types import INLINE_ORIGINS, Entry
 
 CHUNK_CHARS = 700  # about 150 tokens: well inside the model's 256-token window
 # An entity scores its best window. Fitted on dev_ask (evaluation library, embedded once, later
@@ -95,7 +95,6 @@ LIST_MIN_CHARS = MAX_CHUNKS * CHUNK_CHARS
 # with it 0.509 and 0.772 (make eval), the one loss md-more's "Legend Points" (2nd -> 6th; its
 # example, now a result, is 2nd). An untyped heading over typed entries (a chapter over its items)
 # is a container and still folds. Names found in the text (run-ins, rows) fold into their section.
-_NAMED = ("runin", "row", "line", "caption")
 
 
 def list_containers(entries: list[Entry]) -> set[int]:
@@ -159,7 +158,7 @@ def _targets(entries: list[Entry], stand_alone: bool) -> list[int]:
             p = e.parent
             while p is not None:
                 if entries[p].content_type is not None:
-                    alone = stand_alone and entries[p].content_type == "rule" and e.origin not in _NAMED
+                    alone = stand_alone and entries[p].content_type == "rule" and e.origin not in INLINE_ORIGINS
                     if not alone or holds[i]:
                         target = out[p]
                     break

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Container
 
-from gmtool.types import Entry
+from gmtool.types import INLINE_ORIGINS, Entry
 
 _NORM = re.compile(r"[^a-z0-9]+")
 # how often a short leaf title must repeat in one book to count as a template label
@@ -141,7 +141,6 @@ _FIELD_SEEN = 3
 _VALUE_WORDS = 6
 _TITLE_VALUE = re.compile(r"^(.+?)(?:\s+[+\-\u2212]?\d+)?$")
 _STARTS_NUMBER = re.compile(r"^[+\-\u2212]?\d")
-_INLINE = ("runin", "row", "line", "caption")  # names found in the text: the section already holds it
 
 
 def _field_labels(entries: list[Entry]) -> dict[str, set[int]]:
@@ -185,7 +184,7 @@ def fold_field_labels(entries: list[Entry]) -> list[Entry]:
         return entries
 
     def absorb(par: Entry, e: Entry) -> None:
-        if e.origin not in _INLINE:
+        if e.origin not in INLINE_ORIGINS:
             _join_into(par, e, e.title, e.body)
 
     return _drop(entries, fold, lambda p: entries[p].parent, absorb)
