@@ -14,6 +14,7 @@ each book out. Nothing here names a book or an entry.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import math
@@ -378,18 +379,24 @@ def _extend_by_markers(nodes: list[Any], kids: list[int], lists: list[ListOf], l
 _UNDER_PARENT = "parent"
 
 
-def _marker(nodes: list[Any], lst: ListOf, member: int, labels: dict[int, frozenset[str]]) -> str | None:
+def _headings_beside(nodes: list[Any], lst: ListOf) -> list[int]:
+    """The list parent's child headings outside the list, in order: where _marker looks. Found once
+    per list, so a list of thousands of run-ins does not walk back over its members for each one."""
+    inside = set(lst.members)
+    kids = nodes[lst.parent].children if lst.parent is not None else [n.index for n in nodes if n.entry.parent is None]
+    return sorted(i for i in kids if i not in inside and nodes[i].entry.origin not in genre.NAME_ORIGINS)
+
+
+def _marker(nodes: list[Any], lst: ListOf, member: int, labels: dict[int, frozenset[str]],
+            beside: list[int]) -> str | None:
     """What the nearest sibling heading above `member` (outside its list) says the member is: the kind
     it names when it is a marker ("Bard Subclasses"); None when it is a section of its own, which the
     member then follows (a flattened nesting); _UNDER_PARENT when no heading sits between it and its parent
     but introductions: sections with parts of their own that come before the whole list.
     A sibling titled by one of the list's own field labels ("Properties" above items that print
     "Properties: ...") explains that field: it is about the list, not a section the list belongs to."""
-    inside = set(lst.members)
-    for i in range(member - 1, (lst.parent if lst.parent is not None else -1), -1):
+    for i in reversed(beside[:bisect.bisect_left(beside, member)]):
         n = nodes[i]
-        if n.entry.parent != lst.parent or i in inside or n.entry.origin in genre.NAME_ORIGINS:
-            continue
         if " ".join(_norm(n.title).split()) in lst.labels:
             continue
         kind = genre.context_of(n.title, singular=True)
@@ -425,8 +432,9 @@ def evidence(nodes: list[Any], lst: ListOf, labels: dict[int, frozenset[str]],
     other_n = dict.fromkeys(LIST_TYPES, 0)
     full_n = dict.fromkeys(LIST_TYPES, 0)
     any_n = dict.fromkeys(LIST_TYPES, 0)
+    beside = [] if header else _headings_beside(nodes, lst)
     for m in lst.members:
-        above = header or _marker(nodes, lst, m, labels)
+        above = header or _marker(nodes, lst, m, labels, beside)
         names = {parent_ctx if above == _UNDER_PARENT else above, tag_type(nodes[m].entry)} - {None}
         full, any_ = signals(meanings(labels[m] & lst.labels if lst.labels else labels[m]))
         for t in LIST_TYPES:
