@@ -533,6 +533,16 @@ def test_a_heading_named_for_the_tables_columns_heads_the_table_not_a_class():
     assert types(doc)["Level"] != "class"
 
 
+def test_a_heading_under_classes_that_names_classes_is_about_them_not_one():
+    """"Class Rank Structure" opens a Classes chapter: how classes are organised, not a class."""
+    long = " The order trains its members, who rise in rank by deeds and service to the guild." * 4
+    doc = doc_of(("Characters", 1, "How to make a character."), ("Classes", 2, "Every hero belongs to a class."),
+                 ("Class Rank Structure", 3, "Classes are arranged as guilds and orders." + long),
+                 ("Fighter", 3, "Fighters are trained warriors." + long), ("Thief", 3, "Thieves steal." + long))
+    got = types(doc)
+    assert got["Class Rank Structure"] != "class" and got["Fighter"] == got["Thief"] == "class"
+
+
 def test_a_heading_under_spells_that_names_spells_is_about_them_not_one():
     """"Casting a spell" and "Recharging a spell" under "Spells" are its rules; "Fireball" is a spell."""
     doc = doc_of(("Magic", 1, "How magic works in the game."), ("Spells", 2, "Spells are spirits trapped in tablets."),

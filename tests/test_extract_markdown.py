@@ -424,6 +424,18 @@ def test_a_key_column_of_one_scales_steps_makes_no_entries(tmp_path):
     assert [e.title for e in doc.entries if e.origin == "row"] == ["Fast Drug", "Slow Drug", "Panacea"]
 
 
+def test_cells_that_differ_only_in_their_numbers_are_a_scale_not_things(tmp_path):
+    """A baseline-stats table ("+9 vs. AC", "+10 vs. AC" by level) and a size table ("+1 level", "+2 levels"):
+    each name cell is one step of a scale, whatever words stand beside its number."""
+    doc = extract_markdown(write(tmp_path, "b.md", (
+        "# Baseline Stats\n\n| Level | Attack | Hit | HP |\n| --- | --- | --- | --- |\n"
+        "| 3 | +9 vs. AC | 3d6 | 45 |\n| 4 | +10 vs. AC | 4d6 | 54 |\n| 5 | +11 vs. AC | 5d6 | 72 |\n\n"
+        "| Size | Cost |\n| --- | --- |\n| +1 level | x2 |\n| +2 levels | x3 |\n| +3 levels | x4 |\n\n"
+        "| Weapon | Cost |\n| --- | --- |\n| +1 Sword | 500 |\n| Bow | 20 |\n| Axe | 10 |\n"
+    )))
+    assert [e.title for e in doc.entries if e.origin == "row"] == ["+1 Sword", "Bow", "Axe"]
+
+
 def test_a_roll_is_no_name(tmp_path):
     """"1d4 Stress" opens a row with a roll, as "10 gp" opens one with a number: a value, not a thing."""
     doc = extract_markdown(write(tmp_path, "s.md", (

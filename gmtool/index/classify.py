@@ -645,7 +645,8 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     if ctx == "class":  # "Playbooks" > "The Fighter": a described class directly in its chapter
         described = bool(node.children) or len(body) >= CLASS_MIN_BODY
         container = bool(SUBCLASS_CTX.search(t))  # "Domains", "Martial Archetypes"
-        return "class" if direct and len(t.split()) <= 3 and described and not container else None
+        about = bool(genre.TYPE_WORD[ctx].search(t))  # "Class Rank Structure": about classes, not one of them
+        return "class" if direct and len(t.split()) <= 3 and described and not (container or about) else None
     if ctx in ("race", "background"):  # a row of an origin table, or a heading described by its text or parts
         short = len(t.split()) <= 4
         # parts below it describe it too, unless its title names the kind: "Parts of a Background" is about them

@@ -18,7 +18,9 @@ from gmtool.types import Entry
 
 _SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
-_STEP = re.compile(r"^(\w+)\.?\s+\d+\+?$")  # "TL 7", "Level 3", "Rank 2": a step of a scale, not a name
+# A number in a name column's cell: cells that differ only in theirs ("TL 7", "TL 8"; "+9 vs. AC", "+10 vs.
+# AC"; "+1 level", "+2 levels") are the steps of a scale, not names of things.
+_NUMBER = re.compile(r"[+\-\u2013]?\d+(?:[.,/]\d+)*")
 # A name column headed by a scale ("Level | Cost | Impact" over "Marginal", "Minor", "Major"): its cells are
 # the scale's steps, not things.
 _SCALE = re.compile(r"^(?:levels?|ranks?|tiers?|degrees?|grades?)$", re.IGNORECASE)
@@ -86,8 +88,7 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
         return []
     col = 1 if all(len(c) > 1 and _ROLL.match(c[0]) for _, c in rows) else 0
     names = [c[col] if len(c) > col + 1 else "" for _, c in rows]
-    steps = {m.group(1).lower() if m else None for m in map(_STEP.match, names)}
-    if (len(steps) == 1 and None not in steps) or (len(header) > col and _SCALE.match(header[col])):
+    if _steps(names) or (len(header) > col and _SCALE.match(header[col])):
         return []  # a key column of one scale's steps (a technology level, a rank): a progression, no list
     good = [n for n in names if namelike(n)]
     if len(good) < _MIN_NAME_SHARE * len(rows) or len({norm(n) for n in good}) < len(good):
@@ -103,6 +104,12 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
                                                            strict=False) if v]
         out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
     return out
+
+
+def _steps(names: list[str]) -> bool:
+    """Whether a column's cells are one scale's steps: each holds a number, and they differ in nothing else."""
+    shapes = {_NUMBER.sub("#", n).lower().rstrip("s") for n in names}
+    return len(shapes) == 1 and "#" in next(iter(shapes))
 
 
 _BOLD_CELL = re.compile(r"^(\*\*|__)[^*_]+\1$")
