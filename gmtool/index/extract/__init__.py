@@ -17,8 +17,9 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # priced title lines without text of their own, typing that a list's heading contradicts stays untyped;
 # 2: value-first stat lines, a bold header row under a blank one, a part title alone among rules sections
 # is a rule, rows that group other entries untyped, vault notes read through their Dataview fields, pandoc
-# tables read as tables, peoples described by their parts are races).
-EXTRACT_VERSION = "x3"
+# tables read as tables, peoples described by their parts are races; x4: a column of one scale's steps gives
+# no rows, a heading naming classes is about them).
+EXTRACT_VERSION = "x4"
 
 
 def extract(path: Path, workers: int = 1) -> Document:
