@@ -533,6 +533,20 @@ def test_a_heading_named_for_the_tables_columns_heads_the_table_not_a_class():
     assert types(doc)["Level"] != "class"
 
 
+def test_a_creature_named_for_its_kind_with_its_own_stat_block_is_a_monster():
+    """"Rust Monster" over its own AC, PD, MD and HP is a creature, as "Ogre Mage" beside it is; "Powerful
+    Opponents" (a rule with a sample stat line) and a "Riot Shield" with AP/HP are not."""
+    block = "AC: {}\nPD: 17\nMD: 13\nHP: 45\nInitiative: +5\nCaustic bite +8 vs. AC: 10 damage, and 5 ongoing acid damage."
+    doc = doc_of(("Monster Reference", 1, "The monsters of the book."), ("Rust Monster", 2, block.format(19)),
+                 ("Ogre Mage", 2, block.format(22)), ("Combat", 1, "How fights go."),
+                 ("Powerful Opponents", 2, "For every HD above the character's level, add 1 to the roll.\nHP: 10\n"
+                  "AC: 14\nAttack: 1d8 damage"),
+                 ("Shields", 2, "Shields block blows."), ("Riot Shield", 3, "Damage: 1d4\nSize: L\nAP/HP: 4/12"))
+    got = types(doc)
+    assert got["Rust Monster"] == got["Ogre Mage"] == "monster"
+    assert got["Powerful Opponents"] != "monster" and got["Riot Shield"] != "monster"
+
+
 def test_a_heading_under_classes_that_names_classes_is_about_them_not_one():
     """"Class Rank Structure" opens a Classes chapter: how classes are organised, not a class."""
     long = " The order trains its members, who rise in rank by deeds and service to the guild." * 4

@@ -593,8 +593,13 @@ def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
         if genre.class_shape(t, e.body, [k.title for k in kids], heads):
             return "class"
     tags = " ".join(e.tags or [])
-    # a thing priced in its own title is gear, whatever hit points and armour it gives ("+5% Shield (250 GP)")
-    if genre.context_of(t) is None and genre.has_stat_shape(f"{e.title} {tags}", e.body) and not genre.has_price(e.title):
+    # a thing priced in its own title is gear, whatever hit points and armour it gives ("+5% Shield (250 GP)");
+    # a title naming a kind ("Monsters") is a chapter with a sample stat line, unless it names one creature
+    # and the entry is a leaf that prints a stat block of its own ("Rust Monster": AC, PD, MD, HP; a "Riot
+    # Shield" with AP/HP is still gear)
+    kind = genre.context_of(t)
+    listing = kind is not None and not (kind == "monster" and genre.one_creature(t) and lists.own_block(node))
+    if not listing and genre.has_stat_shape(f"{e.title} {tags}", e.body) and not genre.has_price(e.title):
         return "monster"
     if genre.describes_state(t, e.body):
         return "condition"

@@ -135,6 +135,15 @@ def context_of(title: str, singular: bool = False) -> str | None:
     return None
 
 
+_ONE_CREATURE = re.compile(rf"\S\s+(?:{_SINGULAR['monster']})$")
+
+
+def one_creature(title: str) -> bool:
+    """A (normalised) title of more than one word ending in a creature noun in the singular names one
+    ("Rust Monster", "Tar Creature"), where "Monsters" or "Powerful Opponents" name a list."""
+    return bool(_ONE_CREATURE.search(title))
+
+
 def header_type(line: str) -> str | None:
     """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
     h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()

@@ -305,6 +305,16 @@ class _Labels(dict[int, frozenset[str]]):
         return got
 
 
+def _own_block(node: Any, labels: frozenset[str]) -> bool:
+    """A leaf that prints a stat block of its own (OWN_BLOCK)."""
+    return not node.children and len(node.entry.body) <= OWN_BLOCK_CHARS and len(labels) >= OWN_BLOCK
+
+
+def own_block(node: Any) -> bool:
+    """Whether an entry prints a stat block of its own, whatever its title says ("Rust Monster", "Armor")."""
+    return _own_block(node, labels_of(node.entry.body))
+
+
 def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]]]:
     """Every list of the book, parents before children, and each entry's labels."""
     named = {n.index: n.entry.origin if n.entry.origin in genre.NAME_ORIGINS else None for n in nodes}
@@ -316,7 +326,7 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
     # ...unless it prints a stat block of its own: a spell called "Armor", "Charm Monster" or "Shield".
     apart = {n.index: (meaning(n.title) is not None
                        or (named[n.index] is None and genre.context_of(n.title) is not None))
-             and (bool(n.children) or len(n.entry.body) > OWN_BLOCK_CHARS or len(labels[n.index]) < OWN_BLOCK)
+             and not _own_block(n, labels[n.index])
              for n in nodes}
     by_parent: dict[int | None, list[int]] = {}
     for n in nodes:

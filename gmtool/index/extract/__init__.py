@@ -18,7 +18,8 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # 2: value-first stat lines, a bold header row under a blank one, a part title alone among rules sections
 # is a rule, rows that group other entries untyped, vault notes read through their Dataview fields, pandoc
 # tables read as tables, peoples described by their parts are races; x4: a column of one scale's steps gives
-# no rows, a heading naming classes is about them).
+# no rows, a heading naming classes is about them, a creature named for its kind with its own stat block is
+# a monster).
 EXTRACT_VERSION = "x4"
 
 
