@@ -436,6 +436,23 @@ def test_cells_that_differ_only_in_their_numbers_are_a_scale_not_things(tmp_path
     assert [e.title for e in doc.entries if e.origin == "row"] == ["+1 Sword", "Bow", "Axe"]
 
 
+def test_rows_picked_by_a_die_in_the_first_column_are_results_to_roll_for_not_creatures(tmp_path):
+    """Under a creature, "d6 or d8 | Demonic Ability" rows are abilities to roll for; a "Level | Monster" table's
+    rows, numbered by level, not by a die, are creatures."""
+    from gmtool.index.classify import classify
+
+    doc = extract_markdown(write(tmp_path, "d.md", (
+        "# Monsters\n\n## Demon\n\nDemons may have a random ability.\n\n| d6 or d8 | Demonic Ability | Description |\n"
+        "| --- | --- | --- |\n| 1 | True seeing | Immune to invisibility. |\n| 2 | Fear aura | Enemies are afraid. |\n"
+        "| 3 | Demonic speed | It acts twice. |\n\n## Monsters by Level\n\n| Level | Monster | Size |\n| --- | --- | --- |\n"
+        "| 1 | Goblin Scum | normal |\n| 2 | Hobgoblin Warrior | normal |\n| 3 | Ogre | large |\n"
+    )))
+    classify(doc)
+    got = {e.title: (e.content_type, e.body) for e in doc.entries if e.origin == "row"}
+    assert got["Fear aura"] == (None, "Fear aura\nd6 or d8: 2; Description: Enemies are afraid.")
+    assert [got[n][0] for n in ("True seeing", "Demonic speed", "Goblin Scum", "Ogre")] == [None, None, "monster", "monster"]
+
+
 def test_a_roll_is_no_name(tmp_path):
     """"1d4 Stress" opens a row with a roll, as "10 gp" opens one with a number: a value, not a thing."""
     doc = extract_markdown(write(tmp_path, "s.md", (
