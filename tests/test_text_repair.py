@@ -77,6 +77,12 @@ def test_a_wrapped_table_cell_stays_in_its_row(doc: Document) -> None:
     assert _entry(doc, "in the depth of a dungeon").body.endswith("convinced to perform a ritual")
 
 
+def test_a_row_of_a_random_table_keeps_its_roll(doc: Document) -> None:
+    """Under a "d6" column header each row is a result to roll for (genre.roll_result), so its roll is a field."""
+    assert _entry(doc, "a free colony").body == "d6: 1; refuses a ritual"
+    assert _entry(doc, "in the depth of a dungeon").body.startswith("d6: 3; wants to retire")
+
+
 def test_a_price_and_a_bracketed_tag_leave_the_title(doc: Document) -> None:
     assert _entry(doc, "Grappling Hook").tags == ["2 GP"]
     assert _entry(doc, "Grappled").tags == ["Condition"]

@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple
 
 from gmtool.index.extract import mdmarkup
-from gmtool.index.extract.inline import namelike, norm
+from gmtool.index.extract.inline import DIE_HEADER, namelike, norm
 from gmtool.index.lists import field_meaning
 from gmtool.types import Entry
 
@@ -24,8 +24,6 @@ _NUMBER = re.compile(r"[+\-\u2013]?\d+(?:[.,/]\d+)*")
 # A name column headed by a scale ("Level | Cost | Impact" over "Marginal", "Minor", "Major"): its cells are
 # the scale's steps, not things.
 _SCALE = re.compile(r"^(?:levels?|ranks?|tiers?|degrees?|grades?)$", re.IGNORECASE)
-# A roll column's header: a die ("d20", "d6 or d8", "1d66") or the word "roll"
-_DIE_HEADER = re.compile(r"^(?:\d*d\d+(?:\s+or\s+\d*d\d+)?|roll)$", re.IGNORECASE)
 # A list needs a few members; two rows are as often a key/value box as a list. Fitted on
 # md-more (its named gear tables have 3+ rows); the PDF side asks for four (extract.tables).
 _MIN_ROWS = 3
@@ -98,7 +96,7 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
     labelled = sum(_field_label(n.rstrip(":")) for n in names)
     if labelled >= 2 and 3 * labelled >= len(rows):
         return []  # a stat table with a column per thing ("Armor Class", "Hit Dice" down the side): no list
-    die = col == 1 and bool(header) and bool(_DIE_HEADER.search(header[0]))
+    die = col == 1 and bool(header) and bool(DIE_HEADER.match(header[0]))
     out = []
     for (i, cells), name in zip(rows, names, strict=True):
         if not namelike(name):

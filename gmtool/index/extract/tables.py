@@ -18,7 +18,7 @@ from collections.abc import Callable
 from statistics import median
 from typing import NamedTuple
 
-from gmtool.index.extract.inline import Inline, Pos, namelike
+from gmtool.index.extract.inline import DIE_HEADER, Inline, Pos, namelike
 from gmtool.index.extract.pdf_layout import Line
 from gmtool.index.extract.pdf_sections import CONTENT_SHAPE
 
@@ -163,8 +163,10 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
             header = _is_header(rows[0])
             if not header and not any(abs(x - col[0].x0) <= 3 for x in carried):
                 continue
-            numbered = {c.top for c in col if any(_ROLL.match(d.text) for d in _left_of(c, cells))}
-            got = _entries(pi, rows, col, header, numbered)
+            numbered = {c.top: roll for c in col
+                        if (roll := next((d.text.strip() for d in _left_of(c, cells) if _ROLL.match(d.text)), None))}
+            dice = [d.text.strip() for d in _left_of(rows[0][0], cells) if DIE_HEADER.match(d.text.strip())]
+            got = _entries(pi, rows, col, header, numbered, dice[0] if header and dice else None)
             if header:
                 head = _header_text(rows[0])
                 now_heads.add(head)
@@ -182,10 +184,13 @@ def _header_text(row: tuple[Cell, list[Cell]]) -> str:
     return " ".join(d.text for d in (row[0], *row[1])).lower()
 
 
-def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: set[float] = frozenset()) -> list[Inline]:  # type: ignore[assignment]
-    """One entry per row. `numbered` holds the tops of the name cells with a roll number left of
-    them: where most rows have one, a line without one is the rest of the row above (its cells
-    wrapped: "in the depth of a" / "dungeon")."""
+def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: dict[float, str] | None = None,  # type: ignore[no-untyped-def]
+             die: str | None = None) -> list[Inline]:
+    """One entry per row. `numbered` maps the tops of the name cells with a roll number left of
+    them to that number: where most rows have one, a line without one is the rest of the row above
+    (its cells wrapped: "in the depth of a" / "dungeon"). Under a `die` header ("d20") a row keeps
+    its roll as a field ("d20: 7"): a random table's result (see inline.DIE_HEADER)."""
+    numbered = numbered or {}
     tops = [c.top for c, _ in rows]
     by_number = len(numbered) >= 0.75 * len(rows)
     pitch = median(b - a for a, b in itertools.pairwise(tops)) if len(tops) > 1 else 0.0
@@ -225,6 +230,9 @@ def _entries(pi: int, rows, col: list[Cell], header: bool, numbered: set[float] 
         if right is None and (not out or c.top - out_top[-1] < 0.8 * pitch):
             continue
         body = " ".join(d.text for d in right or [])
+        if die and c.top in numbered:  # (the roll may be the row's only other cell: "1-2 | free colony")
+            rest = "" if body.strip() == numbered[c.top] else body
+            body = f"{die}: {numbered[c.top]}; {rest}".rstrip("; ")
         out.append(Inline(Pos(pi, c.line), c.text, body, None, "row"))
         out_top.append(c.top)
     return out
