@@ -568,6 +568,16 @@ def test_a_heading_under_spells_that_names_spells_is_about_them_not_one():
     assert got["Fireball"] == "spell"
 
 
+def test_a_heading_among_rules_about_spells_is_one_more_rule():
+    """"Miscasts" after "Selling spells", "Casting a spell" and "Recharging a spell" is a rule of casting too."""
+    doc = doc_of(("Magic", 1, "How magic works in the game."), ("Spells", 2, "Spells are spirits trapped in tablets."),
+                 ("Selling spells", 3, "Spells sell for their level in pips."),
+                 ("Casting a spell", 3, "To cast a spell, hold the tablet and read it aloud."),
+                 ("Recharging a spell", 3, "A depleted spell recharges when its requirement is met."),
+                 ("Miscasts", 3, "Roll a six on any die and the spell goes wrong: take damage."))
+    assert types(doc)["Miscasts"] != "spell"
+
+
 def test_a_rule_defining_instinct_is_no_monster():
     """"Instinct: To hunt" is a monster's drive; "Instinct: Instinct is the animal equivalent of
     Education" defines a characteristic."""

@@ -633,8 +633,10 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
         return None
     if direct and ctx in _PEOPLE_AND_STATES and _subtopic(parent.title, t):  # type: ignore[union-attr]
         return None  # "Faction Status" > "Faction status changes": more about the heading's topic, not one of them
-    if ctx == "spell":  # a heading naming the kind in its title is about spells ("Casting a spell")
-        return "spell" if named or (leaf and 0 < len(body) < 3000 and not genre.TYPE_WORD[ctx].search(t)) else None
+    if ctx == "spell":  # a heading naming the kind in its title is about spells ("Casting a spell"), and so is
+        # one among such headings ("Miscasts" after "Casting a spell" and "Recharging a spell")
+        about = genre.TYPE_WORD[ctx].search(t) or (parent is not None and _among_rules_about(nodes, parent, node, ctx))
+        return "spell" if named or (leaf and 0 < len(body) < 3000 and not about) else None
     if ctx == "feat":  # an option a character takes: it speaks to "you", or names a prerequisite
         if re.match(r"^(requires?|required|replaces)\b", t):
             return None
@@ -660,6 +662,14 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
             return None  # "Names & Background" > "Names", "Clothing", "Background": the last one holds the kind
         return ctx if short and (e.origin == "row" or (direct and described)) else None
     return None
+
+
+def _among_rules_about(nodes: list[_Node], parent: _Node, node: _Node, kind: str) -> bool:
+    """Whether most of `node`'s heading siblings, three or more, name the kind in their titles: rules about it,
+    not things of it (one spell beside two rules of casting may still be a spell)."""
+    heads = [nodes[c] for c in parent.children if c != node.index and nodes[c].entry.origin not in genre.NAME_ORIGINS]
+    about = sum(1 for h in heads if genre.TYPE_WORD[kind].search(h.title))
+    return about >= 3 and 2 * about > len(heads)
 
 
 _PEOPLE_AND_STATES = frozenset({"condition", "race", "background", "class", "feat"})
