@@ -453,6 +453,19 @@ def test_rows_picked_by_a_die_in_the_first_column_are_results_to_roll_for_not_cr
     assert [got[n][0] for n in ("True seeing", "Demonic speed", "Goblin Scum", "Ogre")] == [None, None, "monster", "monster"]
 
 
+def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path):
+    """A pandoc export: front matter whose title is a YAML block with a cover image before the name, "13^th^"
+    superscripts, and an image's `{width=…}` attributes: the title reads "13th Age Archmage Engine"."""
+    doc = extract_markdown(write(tmp_path, "srd.md", (
+        "---\nsubtitle: System Reference Document\ntitle: |\n  ![](/media/image1.jpeg){width=\"8.5in\"\n  height=\"11in\"}\n\n"
+        "  *13^th^ Age* Archmage Engine\n---\n\n# Character Rules\n\nAt 1^st^ level you pick a class.\n\n"
+        "## 3^rd^ Level Spells\n\n![map](/media/image2.png){width=\"2in\"} A map of the realm.\n"
+    )))
+    assert doc.title == "13th Age Archmage Engine"
+    assert [e.title for e in doc.entries] == ["Character Rules", "3rd Level Spells"]
+    assert doc.entries[0].body == "At 1st level you pick a class." and doc.entries[1].body == "map A map of the realm."
+
+
 def test_a_roll_is_no_name(tmp_path):
     """"1d4 Stress" opens a row with a roll, as "10 gp" opens one with a number: a value, not a thing."""
     doc = extract_markdown(write(tmp_path, "s.md", (

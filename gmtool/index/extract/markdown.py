@@ -37,7 +37,7 @@ _CODE = re.compile(r"`([^`]+)`")
 # a line that is only tags or shortcodes (wrappers such as `<div …>`, `{{< hint >}}`)
 _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$")
 # Every markup clean_body takes out needs one of these characters: a line without any is kept as it is.
-_MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_]")
+_MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_^]")
 _FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker line (```statblock): markup, not text
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -96,7 +96,7 @@ def clean_body(lines: list[str]) -> str:
                 continue
         elif "|" in stripped and _TABLE_SEP.match(stripped):
             continue
-        elif "<" in line or "&" in line or "{{" in line or "[" in line:
+        elif "<" in line or "&" in line or "{{" in line or "[" in line or "^" in line:
             line = mdmarkup.inline_text(line, br="\n")
         if "](" in line:  # each pattern needs its marker: most lines skip the regexes (a third of a Markdown scan)
             line = mdmarkup.links_as_text(line)
@@ -123,12 +123,29 @@ def _front_matter(lines: list[str]) -> tuple[int, str | None]:
     for i in range(1, min(len(lines), 200)):
         if lines[i].strip() in ends:
             title = None
-            for fm in lines[1:i]:
-                m = _FM_TITLE.match(fm.strip())
-                if m:
-                    title = clean_inline(m.group(1).strip().strip("'\"")) or None
+            for k in range(1, i):
+                m = _FM_TITLE.match(lines[k].strip())
+                if m and not lines[k].startswith((" ", "\t")):
+                    title = clean_inline(_fm_value(m.group(1).strip(), lines[k + 1:i]).strip("'\"")) or None
             return i + 1, title
     return 0, None
+
+
+# a YAML block scalar's indicator: the value is on the indented lines below (`title: |`, `title: >-`)
+_BLOCK_SCALAR = re.compile(r"^[|>][+-]?\d?$")
+
+
+def _fm_value(value: str, below: list[str]) -> str:
+    """A front matter value, joined from its indented lines when it is a block scalar (a pandoc title
+    with a cover image before the name: `title: |`, then `![](cover.jpg){width=…}` and `*13^th^ Age* …`)."""
+    if not _BLOCK_SCALAR.match(value):
+        return value
+    out = []
+    for line in below:
+        if line.strip() and not line.startswith((" ", "\t")):
+            break
+        out.append(line.strip())
+    return " ".join(" ".join(out).split())
 
 
 @dataclass

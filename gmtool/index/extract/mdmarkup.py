@@ -20,9 +20,12 @@ _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[-=]{2,}>")  # tags, and Hugo's `<--->` column break
 _SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _WIKI = re.compile(r"(!?)\[\[([^\[\]]*)\]\]")
-_EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
+_EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)(?:\{[^{}]*\})?")
+# a link or image may carry pandoc's attributes: `![](cover.jpg){width="8.5in"}`, `[Dodge](#dodge){.term}`
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)(?:\{[^{}]*\})?")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)(?:\{[^{}]*\})?")
+# pandoc's superscript ("13^th^ Age", "1^st^ level"): no spaces inside, and it follows a word or a number
+_SUPERSCRIPT = re.compile(r"(?<=[\w)])\^([^\s^]{1,12})\^")
 # GitHub alerts (`> [!NOTE]`) and Obsidian callouts, folded or not, perhaps titled (`> [!info]- Spell Lists`)
 _ALERT = re.compile(r"^\[!([A-Za-z][\w-]*)\][+-]?(?:\s+(\S.*?))?\s*$")
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
@@ -176,7 +179,14 @@ def inline_text(text: str, br: str = " ") -> str:
         text = html.unescape(text).replace("\xa0", " ")
     if "--" in text:
         text = _EN_DASH.sub("\u2013", _EM_DASH.sub("\u2014", text))
+    if "^" in text:
+        text = superscripts(text)
     return text
+
+
+def superscripts(text: str) -> str:
+    """pandoc's superscripts read as plain text: "13^th^ Age" is "13th Age"."""
+    return _SUPERSCRIPT.sub(r"\1", text)
 
 
 def links_as_text(text: str) -> str:
