@@ -272,6 +272,21 @@ def test_an_introduction_before_a_list_does_not_hide_the_kind_its_parent_names()
             if got[n] != "class"] == []
 
 
+def test_a_cost_in_points_is_no_price():
+    """A commander's commands print "Cost: 2 command points" beside their target and effect: powers paid from a
+    pool, not gear; a pack's "Cost: 10 gp" is a price."""
+    assert lists.labels_of("Interrupt action\nCost: 2 command points\nTarget: One nearby ally\nEffect: A reroll.") == {
+        "target", "effect"}
+    assert lists.labels_of("Cost: 10 gp\nWeight: 2") == {"cost", "weight"}
+    commands = [(n, 3, f"Interrupt action\nCost: {k} command points\nTarget: One nearby ally\nEffect: {n} now.")
+                for k, n in enumerate(("Rally Now", "Try Again", "Hit Harder", "Save Now"), 1)]
+    packs = [(n, 3, f"Cost: {k} gp\nWeight: 2\nA pack for the road.") for k, n in ((10, "Pack A"), (12, "Pack B"), (15, "Pack C"))]
+    got = types(doc_of(("Commander", 1, PROSE), ("1st Level Commands", 2, PROSE), *commands,
+                       ("Gear", 1, PROSE), ("Packs", 2, PROSE), *packs))
+    assert [n for n, *_ in commands if got[n] == "item"] == []
+    assert [got[n] for n, *_ in packs] == ["item"] * 3
+
+
 def test_the_rows_of_a_random_table_under_a_bestiary_are_not_creatures():
     """A bestiary's idea table ("d20 | Spark One | Spark Two") names things to roll for; a row of a
     table of creatures, without a die column, is one of them."""

@@ -73,6 +73,9 @@ _FIELD_END = re.compile(r"[|,;(.:\d*]|\s{2,}")
 # fields are such (one alone is prose: "3 goblins").
 _VALUE_FIRST = re.compile(r"(?:^|[,;])\s*[+\-–−]?\d+(?:/\d+)?\s+([A-Za-z][A-Za-z'’]*(?: [A-Za-z][A-Za-z'’]*)?)\s*(?=[,;]|$)")
 VALUE_FIRST_MIN = 2
+# A cost paid in points ("Cost: 2 command points", "Cost: 3 Intellect points") is an ability's, drawn from a
+# character's pool; it is not a price, which marks gear.
+_POINTS = re.compile(r"\d[\d,]*\s+(?:[A-Za-z]+\s+)?points?\b", re.IGNORECASE)
 _LABEL_WORD = re.compile(r"^[A-Za-z][A-Za-z'’&/]*$")
 # A label line printed on its own, in capitals, above its value ("SPELLCAST TRAIT" / "Presence").
 _CAPS_LABEL = re.compile(r"^[A-Z][A-Z'’&/ ]{2,30}$")
@@ -114,7 +117,7 @@ def labels_of(body: str) -> frozenset[str]:
         for m in _AFTER_LABEL.finditer(line):
             raw = _FIELD_END.split(line[max(0, m.start() - 60) : m.start()])[-1].split()[-3:]
             label = _label(" ".join(raw)) if raw else None
-            if label is not None:
+            if label is not None and not (meaning(label) == "cost" and _POINTS.match(line, m.end())):
                 out.add(label)
         out.update(_value_first(line))
     return frozenset(out)
