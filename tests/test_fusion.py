@@ -242,6 +242,21 @@ def test_a_rules_section_and_the_same_untyped_section_in_another_shape_are_copie
     assert copy[2] == -1  # a typed item of that name is another thing
 
 
+def test_copies_share_the_name_after_a_kind_label() -> None:
+    """A folder SRD heads "Barbarian Subclass: Path of the Berserker", a PDF prints "Path of the Berserker": one
+    entry. Another edition's text under either title is a namesake, and a long heading with a colon keeps it."""
+    from gmtool.rank.copies import copy_groups, copy_title
+
+    text = "Path of the Berserker. For some barbarians, rage is a means to an end, and that end is violence."
+    other = "Path of the Berserker. Channel your rage into violent fury, and attack with abandon each turn."
+    copy, name = copy_groups(["Barbarian Subclass: Path of the Berserker", "Path of the Berserker",
+                              "Barbarian Subclass: Path of the Berserker"], ["subclass"] * 3, ["folder", "pdf", "new"],
+                             [text, text, other], systems=["srd 5.1", "srd 5.1", "srd 5.2"])
+    assert copy[0] == copy[1] >= 0 and copy[2] == -1 and name[2] >= 0
+    assert copy_title("Level 3: Frenzy") == "Frenzy"
+    assert copy_title("The Long Road Home in Winter: A Tale") == "The Long Road Home in Winter: A Tale"
+
+
 def test_a_short_row_word_for_word_the_same_in_one_system_is_one_entry() -> None:
     """Too short to compare, but the same words under one title and type in one system: a copy (the gear row
     in both SRD 5.1 PDFs). In another system, or with other words, it stays apart; an empty text proves nothing."""

@@ -121,12 +121,25 @@ def book_system(own_id: str, title: str, texts: Sequence[str]) -> str:
     return "srd " + max(sorted(seen), key=lambda v: seen[v])
 
 
+# One shape of a book heads an entry with its kind or place ("Barbarian Subclass: Path of the Berserker",
+# "Level 3: Frenzy"), another prints the name alone: the name after a label of up to LABEL_WORDS words and
+# a colon is the title that copies share.
+_LABEL = re.compile(r"^[^:\n]{1,40}:\s+(?=\S)")
+LABEL_WORDS = 3
+
+
+def copy_title(title: str) -> str:
+    """The title that copies of an entry share: its name, without a leading "Kind: " label."""
+    m = _LABEL.match(title)
+    return title[m.end():] if m and len(m.group(0).split()) <= LABEL_WORDS else title
+
+
 def copy_groups(
     titles: Sequence[str], types: Sequence[str | None], sources: Sequence[str], texts: Sequence[str],
     fields: Sequence[dict | None] | None = None, bodies: Sequence[str] | None = None,
     systems: Sequence[str] | None = None, ends: Sequence[int] | None = None,
 ) -> tuple[list[int], list[int]]:
-    """(copy, name) per document: `copy` numbers the groups of same-titled entries of one type (a rule
+    """(copy, name) per document: `copy` numbers the groups of same-titled entries (see copy_title) of one type (a rule
     and an untyped section count as one) and
     one game system (`systems`, per document: see book_system; default: all one), in different
     sources, whose texts agree and whose typed fields do not disagree (-1: no copy elsewhere);
@@ -142,7 +155,7 @@ def copy_groups(
         # a rules section and an untyped one are both plain prose: one book's chapter map types a
         # section "rule" that another shape of the same book leaves untyped (Drow Poison, SRD 5.1)
         kind = None if ty == "rule" else ty
-        by_key.setdefault(f"{normalize(t)}\x00{kind}", []).append(i)
+        by_key.setdefault(f"{normalize(copy_title(t))}\x00{kind}", []).append(i)
     copy = [-1] * len(titles)
     name = [-1] * len(titles)
     n_copy = n_name = 0
