@@ -88,6 +88,17 @@ def test_an_untyped_heading_under_a_rules_section_is_its_own_answer_a_monsters_i
     assert rollup_targets(entries) == [0, 0, 0, 0, 4, 4, 0, 7]  # the sample's words still count for its chapter
 
 
+def test_a_class_feature_is_its_own_answer_a_subclass_feature_folds() -> None:
+    """"Arcane Recovery" under the Wizard is named by itself and its words still count for the class; a
+    subclass's "Frenzy" folds into the subclass."""
+    entries = [Entry(title="Wizard", level=1, page=None, content_type="class", body="A scholarly magic-user."),
+               Entry(title="Arcane Recovery", level=2, page=None, parent=0, body="Regain spell slots on a short rest."),
+               Entry(title="Path of the Berserker", level=1, page=None, content_type="subclass", body="Rage."),
+               Entry(title="Frenzy", level=2, page=None, parent=2, body="An extra attack while raging.")]
+    assert fold_targets(entries) == [0, 1, 2, 2]
+    assert rollup_targets(entries) == [0, 0, 2, 2]
+
+
 def test_ask_names_a_sample_under_an_examples_heading_and_its_section_keeps_its_words(tmp_path: Path) -> None:
     book = ("# Hexcrawl Toolbox\n\n## Factions\n\nFactions are groups with resources and goals that advance "
             "while the players are away. Roll for each faction's goals at the end of every week.\n\n"

@@ -44,7 +44,8 @@ sets' MRR@10, 4.868, for these constants):
   counted in window_penalty: 3.648 / 3.686, 4.859;
 - class and subclass features as results of their own that still roll up to their class (keyword score, and
   in its windows or as the best of their similarities): 3.620 / 3.726 (4.859) and 3.609 / 3.620 (4.775); a
-  feature then outranks rule sections that answer (Cypher's type abilities) or its own subclass;
+  feature then outranks rule sections that answer (Cypher's type abilities) or its own subclass (later kept
+  for a class's features alone, weighed against books no set holds: rank.units' FOLD_NOTE);
 - query expansion by the model's own word similarities, restricted to the library's vocabulary (each question
   word's nearest library words at cosine >= 0.7 / 0.65, weight 0.3 / 0.5 x cosine, beside the feedback terms):
   3.654 / 3.717 (4.876) and 3.687 / 3.697 (4.890): the larger gain is in the fitted half only, the smaller one

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gmtool.rank.fuzzy import TitleMatcher
     from gmtool.storage import store
 
-KEYWORD_VERSION = 16  # bump when the keyword documents, weights or side files change (16: copies share the name after a "Kind: " label; 15: a book's short forms read with their long forms; 14: rollups, an untyped heading under a rule stands alone unless it holds typed entries; 12: short texts word for word the same are copies; 5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf; 8: copies within one game system, short texts no evidence; 9: a book without an SRD edition is the system of its title; 10: a rule and an untyped section can be copies; 11: a long list's members stand alone, its own text is its lead)
+KEYWORD_VERSION = 17  # bump when the keyword documents, weights or side files change (17: a class's features stand alone; 16: copies share the name after a "Kind: " label; 15: a book's short forms read with their long forms; 14: rollups, an untyped heading under a rule stands alone unless it holds typed entries; 12: short texts word for word the same are copies; 5: Snowball stems; fields, pages, targets, copies in docs.json; 6: fields in a file of their own; 7: BM25 with Lucene's idf; 8: copies within one game system, short texts no evidence; 9: a book without an SRD edition is the system of its title; 10: a rule and an untyped section can be copies; 11: a long list's members stand alone, its own text is its lead)
 TITLE_WEIGHT = 3.0
 
 
