@@ -32,8 +32,10 @@ WEAK_ROWS = 3  # when nothing scores well enough, this many nearest entries are 
 # --- query side ---------------------------------------------------------------------------
 
 
-def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray | None) -> dict[str, float]:
-    """Pseudo-relevance feedback: TF-IDF-weighted terms of the top BM25 sections."""
+def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray | None,
+              terms: int | None = None) -> dict[str, float]:
+    """Pseudo-relevance feedback: TF-IDF-weighted terms of the sections `scores` ranks first (the
+    sentence model's nearest, or BM25's without vectors), at most `terms` (RANKING.prf_terms) of them."""
     import math
 
     from gmtool.rank.bm25 import top_k
@@ -66,7 +68,7 @@ def prf_terms(lib: Library, scores: np.ndarray, own: set[str], mask: np.ndarray 
         weighted.append((math.log1p(f) * math.log(n / d), t))
     weighted.sort(reverse=True)
     best = weighted[0][0] if weighted else 1.0
-    return {t: RANKING.prf_weight * w / best for w, t in weighted[:RANKING.prf_terms]}
+    return {t: RANKING.prf_weight * w / best for w, t in weighted[:terms or RANKING.prf_terms]}
 
 
 def type_intent(query: str, lib: Library | None = None) -> Intent:
@@ -265,13 +267,16 @@ def ask(
         return SearchResult(query=q, mode="keyword", results=[], warnings=warnings)
     pending = _QueryEmbedding(get_embedder, q, device, timeout) if ranker == "hybrid" else None
     targets = _global_targets(lib)
-    kw_ent, own, extra, shares = _keyword_side(lib, q, mask, targets, _global_targets(lib, "rollup"))
+    rollups = _global_targets(lib, "rollup")
+    words = _KeywordPass(lib, q, rollups)  # while the model loads
     dense_ent, windows = _dense_side(pending, lib, warnings) if pending is not None else (None, None)
+    similar = per_window_count(dense_ent, windows)
+    kw_ent, own, extra, shares = words.scores(mask, similar, targets, rollups)
     is_target = np.zeros(lib.n_docs, dtype=bool)
     is_target[np.unique(targets)] = True
     allowed = is_target if mask is None else (is_target & mask)
     pri = priors(lib, type_intent(q, lib), flt.types)
-    fused = fuse(kw_ent, per_window_count(dense_ent, windows), pri, allowed)
+    fused = fuse(kw_ent, similar, pri, allowed)
     # whether the library covers the question at all, whatever the filters keep (a type filter
     # narrows the answers, not the question)
     conf = confidence(best_similarity(dense_ent, is_target), shares.joint)
@@ -294,31 +299,44 @@ def ask(
     return out
 
 
-def _keyword_side(
-    lib: Library, q: str, mask: np.ndarray | None, targets: np.ndarray, rollups: np.ndarray
-) -> tuple[np.ndarray, set[str], dict[str, float], WordShares]:
-    """Entity keyword scores with pseudo-relevance feedback, the
-    question's own tokens, the added terms, and each entry's share of the question's words.
+class _KeywordPass:
+    """The keyword side of `ask`: a first BM25 pass, then one with pseudo-relevance feedback terms.
 
     A question is a sentence, not a name: an entry that holds one of its words in a short title
     ("Bow" for "shooting a bow while an enemy stands next to you") outscores, by BM25 alone, the
     section holding most of them. So each entity's keyword score is scaled by its share of the
     question's words (rarity-weighted, counting the words of its folded subsections) to the power
     RANKING.coverage_power."""
-    import numpy as np
 
-    from gmtool.query.search import keyword_scores
-    from gmtool.textnorm import content_tokens, tokenize
+    def __init__(self, lib: Library, q: str, rollups: np.ndarray) -> None:
+        from gmtool.query.search import keyword_scores
+        from gmtool.textnorm import content_tokens, tokenize
 
-    own = set(content_tokens(q) or tokenize(q))
-    shares = word_shares(lib, sorted(own), targets=rollups)
-    sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
-    first = keyword_scores(lib, q, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
-    extra = prf_terms(lib, first, own, mask)
-    kw = keyword_scores(lib, q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=sims)
-    held = shares.held if shares.folded is None else shares.folded
-    scaled = _fold_max(kw, targets, rollups) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)
-    return scaled, own, extra, shares
+        self.lib, self.q = lib, q
+        self.own = set(content_tokens(q) or tokenize(q))
+        self.shares = word_shares(lib, sorted(self.own), targets=rollups)
+        self.sims = lib.keyword()[1].scores(q)  # the title similarity both passes use
+        self.first = keyword_scores(lib, q, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=self.sims)
+
+    def scores(self, mask: np.ndarray | None, nearest: np.ndarray | None, targets: np.ndarray,
+               rollups: np.ndarray) -> tuple[np.ndarray, set[str], dict[str, float], WordShares]:
+        """Entity keyword scores, the question's own tokens, the feedback terms, and each entry's share
+        of the question's words. The feedback is read from the sections nearest the question in meaning
+        (`nearest`, the sentence similarities) where there are vectors (FEEDBACK_NOTE in query.ranking),
+        else from the first pass's best."""
+        import numpy as np
+
+        from gmtool.query.search import keyword_scores
+
+        lib, shares = self.lib, self.shares
+        if nearest is not None:
+            extra = prf_terms(lib, nearest, self.own, mask, RANKING.prf_terms_nearest)
+        else:
+            extra = prf_terms(lib, self.first, self.own, mask)
+        kw = keyword_scores(lib, self.q, extra, fuzzy_weight=RANKING.ask_fuzzy_weight, title_sims=self.sims)
+        held = shares.held if shares.folded is None else shares.folded
+        scaled = _fold_max(kw, targets, rollups) * np.power(np.minimum(held, 1.0), RANKING.coverage_power)
+        return scaled, self.own, extra, shares
 
 
 def _dense_side(pending: _QueryEmbedding, lib: Library,

@@ -59,6 +59,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# FEEDBACK_NOTE: with vectors, `ask`'s feedback terms are read from the prf_docs sections nearest the question
+# in meaning (the sentence side's ranking), not from BM25's best: for a paraphrase the keyword side then meets
+# the book's own words ("a rocket backpack" -> "jet", "pack"). Before, feedback came from the keyword pass
+# alone, which a paraphrase's stray words lead astray (a "Golem, Stone" for "turns people to stone" fed
+# "golem"). Measured with bench/ask_sets.py on the seven make-eval ask rows (the sum of MRR@10; odd halves
+# fit, even ones check) and on eleven books no set holds (each its own library; 155 questions): feedback from a
+# mix of both rankings, sentence weight 0.25 / 0.5 / 1 / 2 / 5 / all, odd sums 4.943 / 4.970 / 4.965 / 4.974 /
+# 4.973 / 4.971 against 4.961 before: flat from 0.5 on, so the plain nearest sections, with no weight of
+# their own. Then prf_terms_nearest 6 / 8 / 10 and prf_weight 0.25 / 0.35 / 0.45 on the odd halves: 4.971 to
+# 5.019, a plateau at 8-10 terms; 10 terms at the weight as it was (5.017). Even halves 4.732 -> 4.801, unseen
+# books 8.641 -> 8.914 (each book's own library: 13th Age 0.678 -> ..., see the CHANGELOG). Keyword-only
+# feedback keeps prf_terms: 10 there gave odd 4.148 -> 4.200 but unseen 7.105 -> 7.039.
+
 
 @dataclass(frozen=True)
 class Ranking:
@@ -72,6 +85,7 @@ class Ranking:
     prf_weight: float = 0.25  # pseudo-relevance-feedback terms: weaker still, they are guesses
     prf_docs: int = 5  # feedback is read from this many top keyword sections
     prf_terms: int = 6  # and adds at most this many terms
+    prf_terms_nearest: int = 10  # ...or this many, read from the sections nearest in meaning (FEEDBACK_NOTE)
     coverage_power: float = 2.0  # an entity's keyword score times (its rarity-weighted share of the question's
     # words) ** this: a question is a sentence, and one of its words in a short title ("Bow") is not an answer.
     # Fitted on the odd questions of dev_ask (4-book and 15-book libraries), more/ask, more2/ask (all pdf-more
