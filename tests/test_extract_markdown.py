@@ -466,6 +466,21 @@ def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path
     assert doc.entries[0].body == "At 1st level you pick a class." and doc.entries[1].body == "map A map of the realm."
 
 
+def test_backslash_escapes_spans_and_stray_markers_read_as_text(tmp_path):
+    """pandoc escapes: "sack\\*, tinder\\*\\*" are footnote marks, not emphasis; "1,000 feet \\[300 m\\]" and
+    "0\\." are plain; a `[text]{.underline}` span is its text; an unpaired "**" in a heading is dropped."""
+    doc = extract_markdown(write(tmp_path, "e.md", (
+        "# The player rolls the dice** and we judge\n\nGear: small empty sack\\*, flint and tinder\\*\\*, *two* torches.\n"
+        "Range rises to 1,000 feet \\[300 m\\]; the sum is 0\\.\n\n## Dire Rat\n\n[Nastier Specials]{.underline} Squeal: it calls"
+        " for help.\n\n| Level | Hit |\n| --- | --- |\n| 1^st^ | 1d6 |\n"
+    )))
+    first, rat = doc.entries
+    assert first.title == "The player rolls the dice and we judge"
+    assert first.body == ("Gear: small empty sack*, flint and tinder**, two torches.\n"
+                          "Range rises to 1,000 feet [300 m]; the sum is 0.")
+    assert rat.body.startswith("Nastier Specials Squeal: it calls for help.") and "1st" in rat.body and "^" not in rat.body
+
+
 def test_a_roll_is_no_name(tmp_path):
     """"1d4 Stress" opens a row with a roll, as "10 gp" opens one with a number: a value, not a thing."""
     doc = extract_markdown(write(tmp_path, "s.md", (

@@ -20,7 +20,8 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # tables read as tables, peoples described by their parts are races; x4: a column of one scale's steps gives
 # no rows, a heading naming classes is about them, a creature named for its kind with its own stat block is
 # a monster, a row picked by a die in the first column is a roll result, a heading among rules about spells is
-# a rule, pandoc superscripts and block-scalar titles, a cost in points is no price).
+# a rule, pandoc superscripts and block-scalar titles, a cost in points is no price, backslash escapes and
+# bracketed spans read as text).
 EXTRACT_VERSION = "x4"
 
 

@@ -37,7 +37,7 @@ _CODE = re.compile(r"`([^`]+)`")
 # a line that is only tags or shortcodes (wrappers such as `<div …>`, `{{< hint >}}`)
 _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$")
 # Every markup clean_body takes out needs one of these characters: a line without any is kept as it is.
-_MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_^]")
+_MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_^\\]")
 _FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker line (```statblock): markup, not text
 _BLANK_RUN = re.compile(r"\n{3,}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -55,6 +55,9 @@ def read_text_file(path: Path) -> str:
 def clean_inline(text: str) -> str:
     """Strip inline Markdown (emphasis, links, code ticks, HTML tags, shortcodes, entities) from a title.
     Each pattern runs only where its marker is (most titles have none), as in clean_body."""
+    escaped = "\\" in text
+    if escaped:
+        text = mdmarkup.protect_escapes(text)
     if "{" in text:
         text = _ATTR.sub("", text)
     text = mdmarkup.inline_text(text)
@@ -69,7 +72,10 @@ def clean_inline(text: str) -> str:
         text = _EM_STAR.sub(r"\1", text)
     if "_" in text:
         text = _EM_UNDER.sub(r"\1", text)
+    if "**" in text or "__" in text:  # a stray marker, unpaired ("The player rolls the dice** and ...")
+        text = text.replace("**", "").replace("__", " ")
     text = text.replace("\\", "") if "\\" in text else text
+    text = mdmarkup.restore_escapes(text) if escaped else text
     return " ".join(text.split())
 
 
@@ -82,6 +88,9 @@ def clean_body(lines: list[str]) -> str:
         if not _MARKUP_CHAR.search(line):  # plain text (most lines): nothing below would change it
             out.append(line.rstrip())
             continue
+        escaped = "\\" in line
+        if escaped:  # `sack\*, flint and tinder\*\*`: footnote marks, not emphasis; `1\.`: no list
+            line = mdmarkup.protect_escapes(line)
         if line.lstrip().startswith(">"):
             line = mdmarkup.unquote(line)
         stripped = line.strip()
@@ -104,7 +113,7 @@ def clean_body(lines: list[str]) -> str:
             line = line.replace("***", "").replace("**", "").replace("__", "")
             line = _EM_STAR.sub(r"\1", line) if "*" in line else line
             line = _EM_UNDER.sub(r"\1", line) if "_" in line else line
-        out.append(line.rstrip())
+        out.append(mdmarkup.restore_escapes(line).rstrip() if escaped else line.rstrip())
     body = mdmarkup.dashes("\n".join(out))
     if "\n\n\n" in body:
         body = _BLANK_RUN.sub("\n\n", body)

@@ -24,8 +24,23 @@ _EMPTY_LINK = re.compile(r"!?\[\]\([^()]*\)(?:\{[^{}]*\})?")
 # a link or image may carry pandoc's attributes: `![](cover.jpg){width="8.5in"}`, `[Dodge](#dodge){.term}`
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)(?:\{[^{}]*\})?")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)(?:\{[^{}]*\})?")
-# pandoc's superscript ("13^th^ Age", "1^st^ level"): no spaces inside, and it follows a word or a number
-_SUPERSCRIPT = re.compile(r"(?<=[\w)])\^([^\s^]{1,12})\^")
+# pandoc's superscript ("13^th^ Age", "1^st^ level", a table cell's lone "^th^"): no spaces inside
+_SUPERSCRIPT = re.compile(r"\^([^\s^]{1,12})\^")
+# pandoc's bracketed span with attributes: `[Nastier Specials]{.underline}` reads as its text
+_SPAN = re.compile(r"\[([^\[\]\n]+)\]\{[^{}\n]*\}")
+# A backslash escape (`sack\*`, a footnote mark that is no emphasis): the character it escapes, kept
+# apart while emphasis is read (protect_escapes) and put back after (restore_escapes)
+ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~^|])")
+_PROTECTED = re.compile("[\ue000-\ue0ff]")
+
+
+def protect_escapes(text: str) -> str:
+    """Each escaped character as a private-use stand-in, so no markup pattern reads it."""
+    return ESCAPED.sub(lambda m: chr(0xE000 + ord(m.group(1))), text)
+
+
+def restore_escapes(text: str) -> str:
+    return _PROTECTED.sub(lambda m: chr(ord(m.group(0)) - 0xE000), text)
 # GitHub alerts (`> [!NOTE]`) and Obsidian callouts, folded or not, perhaps titled (`> [!info]- Spell Lists`)
 _ALERT = re.compile(r"^\[!([A-Za-z][\w-]*)\][+-]?(?:\s+(\S.*?))?\s*$")
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
@@ -169,6 +184,8 @@ def inline_text(text: str, br: str = " ") -> str:
         text = _WIKI.sub(_wiki, text)
     if "[]" in text:
         text = _EMPTY_LINK.sub("", text)
+    if "]{" in text:
+        text = _SPAN.sub(r"\1", text)
     if "](" in text:
         text = links_as_text(text)
     if "<" in text:

@@ -46,12 +46,10 @@ def _is_row(line: str) -> bool:
     return s.startswith("|") or (s.endswith("|") and s.count("|") >= 2)
 
 
-# A backslash escape (`Dagger\*`, a footnote mark that is no emphasis): the character it escapes
-_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~])")
 
 
 def _cells(line: str) -> list[str]:
-    return [" ".join(mdmarkup.inline_text(_ESCAPED.sub(r"\1", c)).replace("*", "").replace("_", " ").split())
+    return [" ".join(mdmarkup.inline_text(mdmarkup.ESCAPED.sub(r"\1", c)).replace("*", "").replace("_", " ").split())
             for c in line.strip().strip("|").split("|")]
 
 
