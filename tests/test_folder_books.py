@@ -165,9 +165,11 @@ def test_marker_file_makes_or_unmakes_a_book(tmp_path: Path) -> None:
     assert rows["homebrew"]["files"] == ["homebrew/monsters.md", "homebrew/spells.md"]
 
 
-# what a reader must never see: an entity, an HTML tag, a comment, a shortcode, a placeholder, an empty link
+# what a reader must never see: an entity, an HTML tag, a comment, a shortcode, a placeholder, an empty link,
+# a Markdown backslash escape ("\\*", "\\[")
 RAW = re.compile(r"&(#x?[0-9a-fA-F]+|[a-zA-Z]{2,8});|</?(?:div|br|span|p|table|tr|td|th|img|a|strong|em|b|i|sup|sub"
-                 r"|hr|ul|li|ol|colgroup|col|thead|tbody)\b[^>]*>|<!--|\{\{[<%]|\[\[|\[\]\(|\]\([^)\s]*\)")
+                 r"|hr|ul|li|ol|colgroup|col|thead|tbody)\b[^>]*>|<!--|\{\{[<%]|\[\[|\[\]\(|\]\([^)\s]*\)"
+                 r"|\\[*_\[\]#]")
 MD_MORE = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "md-more"
 
 

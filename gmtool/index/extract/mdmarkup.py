@@ -236,7 +236,7 @@ def name_box(line: str) -> tuple[str, str] | None:
     name = " ".join(inline_text(parts[0]).split())
     if not name or "{{" in name:
         return None
-    return name, "  ".join(" ".join(inline_text(p).split()) for p in parts[1:])
+    return name, "  ".join(" ".join(inline_text(ESCAPED.sub(r"\1", p)).split()) for p in parts[1:])
 
 
 def shortcode_only(line: str) -> bool:
