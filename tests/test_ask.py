@@ -73,6 +73,27 @@ def test_feedback_adds_the_top_sections_words_below_the_users_own(eng: Engine) -
     assert not own & set(exp)  # the user's own words keep full weight elsewhere
 
 
+def test_feedback_is_read_from_the_sections_nearest_in_meaning(eng: Engine) -> None:
+    """With sentence similarities, the feedback terms are words of the sections they rank first, whatever
+    BM25 ranks first; without them (keyword-only ask), of BM25's best sections."""
+    import numpy as np
+
+    from gmtool.query.ask import _global_targets, _KeywordPass
+    from gmtool.textnorm import tokenize
+
+    lib = eng.library()
+    targets, rollups = _global_targets(lib), _global_targets(lib, "rollup")
+    words = _KeywordPass(lib, FALL, rollups)
+    by_keywords = words.scores(None, None, targets, rollups)[2]
+    far = int(np.argmin(words.first))  # a section BM25 puts last for the question
+    nearest = np.full(lib.n_docs, -1.0, dtype=np.float32)
+    nearest[far] = 1.0
+    by_meaning = words.scores(None, nearest, targets, rollups)[2]
+    entry = lib.entry(far)
+    assert entry is not None and by_meaning and by_meaning != by_keywords
+    assert set(by_meaning) <= set(tokenize(entry.title + " " + entry.body))
+
+
 # --- 2. fusion ------------------------------------------------------------------------------
 
 
