@@ -666,10 +666,15 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
 
 def _among_rules_about(nodes: list[_Node], parent: _Node, node: _Node, kind: str) -> bool:
     """Whether most of `node`'s heading siblings, three or more, name the kind in their titles: rules about it,
-    not things of it (one spell beside two rules of casting may still be a spell)."""
-    heads = [nodes[c] for c in parent.children if c != node.index and nodes[c].entry.origin not in genre.NAME_ORIGINS]
-    about = sum(1 for h in heads if genre.TYPE_WORD[kind].search(h.title))
-    return about >= 3 and 2 * about > len(heads)
+    not things of it (one spell beside two rules of casting may still be a spell). The parent's headings are
+    counted once (a list of 300 spells asks for each of them)."""
+    def count() -> tuple[frozenset[int], frozenset[int]]:
+        heads = frozenset(c for c in parent.children if nodes[c].entry.origin not in genre.NAME_ORIGINS)
+        return heads, frozenset(c for c in heads if genre.TYPE_WORD[kind].search(nodes[c].title))
+
+    heads, about = _memo(parent, f"about {kind}", count)
+    n_about = len(about) - (node.index in about)
+    return n_about >= 3 and 2 * n_about > len(heads) - (node.index in heads)
 
 
 _PEOPLE_AND_STATES = frozenset({"condition", "race", "background", "class", "feat"})

@@ -46,8 +46,6 @@ def _is_row(line: str) -> bool:
     return s.startswith("|") or (s.endswith("|") and s.count("|") >= 2)
 
 
-
-
 def _cells(line: str) -> list[str]:
     return [" ".join(mdmarkup.inline_text(mdmarkup.ESCAPED.sub(r"\1", c)).replace("*", "").replace("_", " ").split())
             for c in line.strip().strip("|").split("|")]
