@@ -70,7 +70,8 @@ from dataclasses import dataclass
 # their own. Then prf_terms_nearest 6 / 8 / 10 and prf_weight 0.25 / 0.35 / 0.45 on the odd halves: 4.971 to
 # 5.019, a plateau at 8-10 terms; 10 terms at the weight as it was (5.017). Even halves 4.732 -> 4.801; the
 # unseen books' sum 8.641 -> 8.914 (mean 0.786 -> 0.810; Mausritter +0.104, QuestWorlds -0.034). Keyword-only
-# feedback keeps prf_terms: 10 there gave odd 4.148 -> 4.200 but unseen 7.105 -> 7.039.
+# feedback keeps prf_terms: 10 there gave odd 4.148 -> 4.200 but unseen 7.105 -> 7.039. prf_docs with the
+# nearest sections, 3 / 4 / 5 / 7 / 8: odd sums 4.929 / 4.976 / 5.017 / 4.963 / 4.926, so 5 as before.
 
 
 @dataclass(frozen=True)
