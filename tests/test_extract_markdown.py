@@ -479,6 +479,8 @@ def test_backslash_escapes_spans_and_stray_markers_read_as_text(tmp_path):
     assert first.body == ("Gear: small empty sack*, flint and tinder**, two torches.\n"
                           "Range rises to 1,000 feet [300 m]; the sum is 0.")
     assert rat.body.startswith("Nastier Specials Squeal: it calls for help.") and "1st" in rat.body and "^" not in rat.body
+    from gmtool.index.extract.markdown import clean_body
+    assert clean_body(["An icon \ue02a beside a mark\\* stays an icon"]) == "An icon \ue02a beside a mark\\* stays an icon"
 
 
 def test_a_roll_is_no_name(tmp_path):

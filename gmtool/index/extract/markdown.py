@@ -55,7 +55,7 @@ def read_text_file(path: Path) -> str:
 def clean_inline(text: str) -> str:
     """Strip inline Markdown (emphasis, links, code ticks, HTML tags, shortcodes, entities) from a title.
     Each pattern runs only where its marker is (most titles have none), as in clean_body."""
-    escaped = "\\" in text
+    escaped = mdmarkup.has_escapes(text)
     if escaped:
         text = mdmarkup.protect_escapes(text)
     if "{" in text:
@@ -88,7 +88,7 @@ def clean_body(lines: list[str]) -> str:
         if not _MARKUP_CHAR.search(line):  # plain text (most lines): nothing below would change it
             out.append(line.rstrip())
             continue
-        escaped = "\\" in line
+        escaped = mdmarkup.has_escapes(line)
         if escaped:  # `sack\*, flint and tinder\*\*`: footnote marks, not emphasis; `1\.`: no list
             line = mdmarkup.protect_escapes(line)
         if line.lstrip().startswith(">"):

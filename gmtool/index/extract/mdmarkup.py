@@ -32,15 +32,6 @@ _SPAN = re.compile(r"\[([^\[\]\n]+)\]\{[^{}\n]*\}")
 # apart while emphasis is read (protect_escapes) and put back after (restore_escapes)
 ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>~^|])")
 _PROTECTED = re.compile("[\ue000-\ue0ff]")
-
-
-def protect_escapes(text: str) -> str:
-    """Each escaped character as a private-use stand-in, so no markup pattern reads it."""
-    return ESCAPED.sub(lambda m: chr(0xE000 + ord(m.group(1))), text)
-
-
-def restore_escapes(text: str) -> str:
-    return _PROTECTED.sub(lambda m: chr(ord(m.group(0)) - 0xE000), text)
 # GitHub alerts (`> [!NOTE]`) and Obsidian callouts, folded or not, perhaps titled (`> [!info]- Spell Lists`)
 _ALERT = re.compile(r"^\[!([A-Za-z][\w-]*)\][+-]?(?:\s+(\S.*?))?\s*$")
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
@@ -148,6 +139,22 @@ _CONTAINER = re.compile(r"^[ \t]*:{3,}[ \t]*(?:\{[^}\n]*\}|([A-Za-z][\w-]*))?(?:
 def _container(m: re.Match[str]) -> str:
     kind, bracket, rest = m.group(1), m.group(2), m.group(3)
     return bracket or rest or (kind.replace("-", " ").capitalize() + ":" if kind else "")
+
+
+def has_escapes(text: str) -> bool:
+    """Whether `text` holds a backslash escape to protect: a text that already holds characters of the
+    stand-ins' private-use range (an icon font's glyphs) keeps its escapes, so no glyph turns into one."""
+    return "\\" in text and ESCAPED.search(text) is not None and _PROTECTED.search(text) is None
+
+
+def protect_escapes(text: str) -> str:
+    """Each escaped character as a private-use stand-in, so no markup pattern reads it (see has_escapes)."""
+    return ESCAPED.sub(lambda m: chr(0xE000 + ord(m.group(1))), text)
+
+
+def restore_escapes(text: str) -> str:
+    """The escaped characters that protect_escapes set apart, as themselves."""
+    return _PROTECTED.sub(lambda m: chr(ord(m.group(0)) - 0xE000), text)
 
 
 def prepare(text: str) -> str:

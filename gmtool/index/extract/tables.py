@@ -165,8 +165,8 @@ def find_rows(pages, drop, thr: float) -> list[Inline]:
                 continue
             numbered = {c.top: roll for c in col
                         if (roll := next((d.text.strip() for d in _left_of(c, cells) if _ROLL.match(d.text)), None))}
-            dice = [d.text.strip() for d in _left_of(rows[0][0], cells) if DIE_HEADER.match(d.text.strip())]
-            got = _entries(pi, rows, col, header, numbered, dice[0] if header and dice else None)
+            dice = [d.text.strip() for d in _left_of(rows[0][0], cells) if DIE_HEADER.match(d.text.strip())] if header else []
+            got = _entries(pi, rows, col, header, numbered, dice[0] if dice else None)
             if header:
                 head = _header_text(rows[0])
                 now_heads.add(head)
