@@ -53,6 +53,15 @@ sets' MRR@10, 4.868, for these constants):
 - reciprocal-rank fusion of the keyword and sentence ranks (k 5 / 20 / 60) in place of the scaled scores, the
   priors as they are: even halves of the seven sets 4.665 / 4.608 / 4.511 against 4.829 (md-more gains,
   dev_ask loses 0.03-0.06 on every library).
+
+Tried after the feedback change (FEEDBACK_NOTE) and not kept, bench/ask_sets.py on the seven make-eval rows
+(sum 4.905: odd 5.017, even 4.801) and the eleven books no set holds (sum 8.902):
+- feedback read from each nearest section's best window (the passage that met the question: a monster's
+  "Life Drain" part) instead of its title and opening: 4.874 (odd 4.990) and 8.829; from both: 4.913 (odd
+  5.021, even 4.811) and 8.864, noise;
+- book-level evidence (each entry gains 0.1-0.2 x its book's mean of its three or five best fused scores,
+  over the best book's), so a question about one game leans to that game's book: 4.871-4.888, every
+  multi-book row lower (dev_ask on the 15-book library 0.818 -> 0.813); unseen books unchanged (one book each).
 """
 
 from __future__ import annotations
