@@ -578,6 +578,18 @@ def test_a_heading_among_rules_about_spells_is_one_more_rule():
     assert types(doc)["Miscasts"] != "spell"
 
 
+def test_spells_under_a_heading_naming_their_kind_before_a_list_word_are_spells():
+    """"Spell Descriptions" names its spells in the singular, before "Descriptions": "Bladesharp" under it is a
+    spell, though its spells print no field labels of their own (only "Touch" or "Ranged, Resist")."""
+    doc = doc_of(("Magic and Sorcery", 1, "How magic works in the game."),
+                 ("Spell Descriptions", 2, "The spells, in alphabetical order."),
+                 ("Alarm", 3, "Special Duration\nCasting Alarm on a room wakes the caster when someone enters."),
+                 ("Bladesharp", 3, "Touch\nBladesharp raises the damage of an edged weapon by one step."),
+                 ("Witchsight", 3, "Ranged\nWitchsight lets the caster see invisible beings and magic."))
+    got = types(doc)
+    assert got["Alarm"] == got["Bladesharp"] == got["Witchsight"] == "spell"
+
+
 def test_a_rule_defining_instinct_is_no_monster():
     """"Instinct: To hunt" is a monster's drive; "Instinct: Instinct is the animal equivalent of
     Education" defines a characteristic."""

@@ -453,6 +453,28 @@ def test_rows_picked_by_a_die_in_the_first_column_are_results_to_roll_for_not_cr
     assert [got[n][0] for n in ("True seeing", "Demonic speed", "Goblin Scum", "Ogre")] == [None, None, "monster", "monster"]
 
 
+def test_numbers_before_the_name_and_a_random_table_printed_in_two_halves(tmp_path):
+    """"HP | Pips | Background": the name is the first column after the numbers, which are its values. A d6
+    table printed in two halves side by side gives all six names when its header or the heading above
+    names what they are; a two-half table of words under "Physique" names ideas to roll for, not things."""
+    from gmtool.index.classify import classify
+
+    doc = extract_markdown(write(tmp_path, "m.md", (
+        "# Make a Character\n\n## Backgrounds\n\n| HP | Pips | Background | Item A |\n| --- | --- | --- | --- |\n"
+        "| 1 | 1 | Test subject | Lead coat |\n| 1 | 2 | Kitchen forager | Cookpots |\n| 2 | 1 | Hedge witch | Incense |\n\n"
+        "## Callings\n\n| | | | |\n| --- | --- | --- | --- |\n| **d6** | **Background** | | |\n"
+        "| **1** | Aurifex | **4** | Kettlewright |\n| **2** | Fieldwarden | **5** | Marchguard |\n"
+        "| **3** | Hexenbane | **6** | Outrider |\n\n## Physique\n\n| | | | |\n| --- | --- | --- | --- |\n"
+        "| 1 | Athletic | 4 | Scrawny |\n| 2 | Brawny | 5 | Lanky |\n| 3 | Flabby | 6 | Rugged |\n"
+    )))
+    classify(doc)
+    rows = {e.title: (e.body, e.content_type) for e in doc.entries if e.origin == "row"}
+    assert rows["Hedge witch"] == ("Hedge witch\nHP: 2; Pips: 1; Item A: Incense", "background")
+    assert sorted(n for n in rows if n not in ("Test subject", "Kitchen forager", "Hedge witch")) == [
+        "Aurifex", "Fieldwarden", "Hexenbane", "Kettlewright", "Marchguard", "Outrider"]
+    assert rows["Kettlewright"] == ("Kettlewright\nd6: 4", "background")
+
+
 def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path):
     """A pandoc export: front matter whose title is a YAML block with a cover image before the name, "13^th^"
     superscripts, and an image's `{width=…}` attributes: the title reads "13th Age Archmage Engine"."""

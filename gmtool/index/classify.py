@@ -567,7 +567,7 @@ def _context(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | 
         return by_header
     for a in node.ancestors[:3]:
         title = nodes[a].title
-        ctx = genre.context_of(title)
+        ctx = genre.context_of(title, singular=True)
         if ctx is None and _bought(nodes[a]):
             ctx = "feat"
         if ctx is not None:
@@ -628,7 +628,7 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
     # Headings are typed only directly under their listing section; deeper down sit the parts
     # of one ("Feat" inside a background). Names (run-ins, rows) may sit a level or two deeper.
     parent = nodes[node.ancestors[0]] if node.ancestors else None
-    direct = parent is not None and (genre.context_of(parent.title) == ctx or (ctx == "feat" and _bought(parent)))
+    direct = parent is not None and (_lists_kind(parent) == ctx or (ctx == "feat" and _bought(parent)))
     if not (named or direct):
         return None
     if direct and ctx in _PEOPLE_AND_STATES and _subtopic(parent.title, t):  # type: ignore[union-attr]
@@ -662,6 +662,15 @@ def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str
             return None  # "Names & Background" > "Names", "Clothing", "Background": the last one holds the kind
         return ctx if short and (e.origin == "row" or (direct and described)) else None
     return None
+
+
+def _lists_kind(parent: _Node) -> str | None:
+    """The kind a heading lists: "Spells", or "Spell Descriptions" over a run of entries (MIN_MEMBERS or
+    more; over one or two it may head a preamble: "Reading the Entries")."""
+    kind = genre.context_of(parent.title)
+    if kind is None and len(parent.children) >= lists.MIN_MEMBERS:
+        kind = genre.context_of(parent.title, singular=True)
+    return kind
 
 
 def _among_rules_about(nodes: list[_Node], parent: _Node, node: _Node, kind: str) -> bool:

@@ -171,7 +171,7 @@ def has_stat_shape(title_tags: str, body: str) -> bool:
 
 # A table row read as "label: value" fields, one of them a die's roll ("d20: 1", "2d6: 7"): the row is
 # a result of a random table, not a thing's entry.
-_ROLL_FIELD = re.compile(r"(?:^|\n|; )(?:\d*d\d+(?: or \d*d\d+)?|roll): \d+(?:\s*[-–]\s*\d+)?(?:;|$|\n)", re.IGNORECASE)
+_ROLL_FIELD = re.compile(r"(?:^|\n|; )(?:\d*d(?:\d+|%)(?: or \d*d\d+)?|roll): \d+(?:\s*[-–]\s*\d+)?(?:;|$|\n)", re.IGNORECASE)
 
 
 def roll_result(body: str) -> bool:

@@ -21,8 +21,10 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # no rows, a heading naming classes is about them, a creature named for its kind with its own stat block is
 # a monster, a row picked by a die in the first column is a roll result, a heading among rules about spells is
 # a rule, pandoc superscripts and block-scalar titles, a cost in points is no price, backslash escapes and
-# bracketed spans read as text).
-EXTRACT_VERSION = "x4"
+# bracketed spans read as text; x5: numbers before a table's name column are its values, a random table
+# printed in two halves gives both halves' rows, "d%" is a die, a kind named before a list word
+# ("Spell Descriptions") types the headings under it).
+EXTRACT_VERSION = "x5"
 
 
 def extract(path: Path, workers: int = 1) -> Document:

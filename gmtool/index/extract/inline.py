@@ -32,9 +32,9 @@ _NORM = re.compile(r"[^a-z0-9]+")
 _NUMBER_WORD = re.compile(r"^(?:[\d.,/]+(?:st|nd|rd|th|%)?|(?:\d+[dD]|d)\d+(?:[+\-\u2013/](?:\d*[dD])?\d+)*)$")
 
 
-# A random table's roll column header: a die ("d20", "d6 or d8", "1d66") or the word "roll". Its row's roll
+# A random table's roll column header: a die ("d20", "d6 or d8", "1d66", "d%") or the word "roll". Its row's roll
 # is kept as a field ("d20: 7"), so typing can tell a result to roll for from a thing (genre.roll_result).
-DIE_HEADER = re.compile(r"^(?:\d*d\d+(?:\s+or\s+\d*d\d+)?|roll)$", re.IGNORECASE)
+DIE_HEADER = re.compile(r"^(?:\d*d(?:\d+|%)(?:\s+or\s+\d*d\d+)?|roll)$", re.IGNORECASE)
 
 
 def norm(s: str) -> str:

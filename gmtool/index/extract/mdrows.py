@@ -8,9 +8,11 @@ one after it. Tables whose first column is numbers, sentences or repeated labels
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import NamedTuple
 
+from gmtool.index import genre
 from gmtool.index.extract import mdmarkup
 from gmtool.index.extract.inline import DIE_HEADER, namelike, norm
 from gmtool.index.lists import field_meaning
@@ -65,7 +67,9 @@ def _blocks(lines: list[str], start: int) -> list[list[int]]:
     return out
 
 
-def _table(lines: list[str], block: list[int]) -> list[Row]:
+def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
+    """The rows of one table that name things (see the module docstring); `heading`: the title of the
+    heading above it."""
     if len(block) < _MIN_ROWS + 1:
         return []
     seps = {i for i in block if _SEP.match(lines[i])}
@@ -82,8 +86,15 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
     rows = [(i, by_line[i]) for i in data if i not in seps]
     if len(rows) < _MIN_ROWS:
         return []
-    col = 1 if all(len(c) > 1 and _ROLL.match(c[0]) for _, c in rows) else 0
-    names = [c[col] if len(c) > col + 1 else "" for _, c in rows]
+    col = _roll_columns([c for _, c in rows])
+    halves = _halves(rows, col, header)
+    rows = halves or rows
+    # a random table printed in two halves has no values beside its names: its rows name things when the
+    # name column's header or the heading above the table says what they are ("d20 | Background", a table
+    # under "Background"), else ideas to roll for ("1 | Athletic | 6 | Scrawny" under "Physique")
+    alone_ok = bool(halves) and (genre.header_type(header[col] if len(header) > col else "") is not None
+                                 or genre.context_of(norm(heading), singular=True) is not None)
+    names = [c[col] if len(c) > col + 1 or (len(c) == col + 1 and alone_ok) else "" for _, c in rows]
     if _steps(names) or (len(header) > col and _SCALE.match(header[col])):
         return []  # a key column of one scale's steps (a technology level, a rank): a progression, no list
     good = [n for n in names if namelike(n)]
@@ -92,7 +103,7 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
     labelled = sum(_field_label(n.rstrip(":")) for n in names)
     if labelled >= 2 and 3 * labelled >= len(rows):
         return []  # a stat table with a column per thing ("Armor Class", "Hit Dice" down the side): no list
-    die = col == 1 and bool(header) and bool(DIE_HEADER.match(header[0]))
+    die = col >= 1 and bool(header) and bool(DIE_HEADER.match(header[0]))
     out = []
     for (i, cells), name in zip(rows, names, strict=True):
         if not namelike(name):
@@ -100,9 +111,36 @@ def _table(lines: list[str], block: list[int]) -> list[Row]:
         pairs = [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
                                                            strict=False) if v]
         if die:  # the roll that picks it: a random table's row names an idea to roll for (genre.roll_result)
-            pairs.insert(0, f"{header[0]}: {cells[0]}")
+            pairs[:0] = [f"{h}: {v}" for h, v in zip(header[:col], cells[:col], strict=False)]
+        elif col:  # numbers before the name are its values ("HP | Pips | Background")
+            pairs[:0] = [f"{h}: {v}" for h, v in zip(header[:col], cells[:col], strict=False) if h and v]
         out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
     return out
+
+
+def _roll_columns(cells: list[list[str]]) -> int:
+    """How many leading columns hold only rolls or numbers ("d6 | d6 | Background", "HP | Pips |
+    Background"): the name column is the one after them."""
+    n = 0
+    while all(len(c) > n + 1 and _ROLL.match(c[n]) for c in cells):
+        n += 1
+    return n
+
+
+def _halves(rows: list[tuple[int, list[str]]], col: int, header: list[str]) -> list[tuple[int, list[str]]]:
+    """The rows of a random table printed in two halves side by side ("1 | Aurifex | 11 | Half-Witch"),
+    each half's row on its own; [] for any other table. The halves are known by every row repeating its
+    roll columns after its name (the right half's last rows may be empty), under a header that repeats
+    the left half's or leaves the right half blank."""
+    width = col + 1
+    if col == 0 or any(len(c) != 2 * width for _, c in rows):
+        return []
+    if any(header[width:]) and [norm(h) for h in header[width:]] != [norm(h) for h in header[:width]]:
+        return []
+    right = [(i, c[width:]) for i, c in rows if any(c[width:])]
+    if len(right) < _MIN_ROWS or _roll_columns([c for _, c in right]) != col:
+        return []
+    return [(i, c[:width]) for i, c in rows] + right
 
 
 def _steps(names: list[str]) -> bool:
@@ -167,12 +205,18 @@ def field_tables(lines: list[str], start: int) -> list[str]:
 def table_rows(lines: list[str], start: int, heading_idx: list[int]) -> list[Row]:
     """Rows that name things, in line order, from every table after line `start` that no heading interrupts."""
     heads = set(heading_idx)
+    ordered = sorted(heading_idx)
     out: list[Row] = []
     for block in _blocks(lines, start):
         if heads.intersection(block):
             continue
-        out.extend(_table(lines, block))
+        at = bisect.bisect_left(ordered, block[0])
+        heading = _HEADING_MARKS.sub("", lines[ordered[at - 1]]) if at else ""
+        out.extend(_table(lines, block, mdmarkup.inline_text(heading)))
     return out
+
+
+_HEADING_MARKS = re.compile(r"^[\s>]*#*\s*|\s*#+\s*$")
 
 
 def drop_index_rows(entries: list[Entry]) -> list[Entry]:
