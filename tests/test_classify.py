@@ -590,6 +590,19 @@ def test_spells_under_a_heading_naming_their_kind_before_a_list_word_are_spells(
     assert got["Alarm"] == got["Bladesharp"] == got["Witchsight"] == "spell"
 
 
+def test_headings_numbered_one_after_another_are_one_list():
+    """"1. Bounty Hunter", "2. Croaker", ... under "Archetypes": one list, so all are classes, the short ones too
+    (a lone short section under "Archetypes" is not described enough to be a class)."""
+    long = " Starts with a rifle, a coat, a licence, a stunner and a long list of debts to pay off." * 3
+    doc = doc_of(("Archetypes", 1, "Pick one."),
+                 ("1. Bounty Hunter", 2, "Brings scoundrels to justice.\n- Rifle\n- Coat"),
+                 ("2. Croaker", 2, "A redundant graduate.\n- Medikit"),
+                 ("3. Highborn", 2, "Member of the highest castes." + long),
+                 ("4. Smuggler", 2, "Moves goods past the patrols.\n- Pistol"))
+    got = types(doc)
+    assert [got[t] for t in ("1. Bounty Hunter", "2. Croaker", "3. Highborn", "4. Smuggler")] == ["class"] * 4
+
+
 def test_a_rule_defining_instinct_is_no_monster():
     """"Instinct: To hunt" is a monster's drive; "Instinct: Instinct is the animal equivalent of
     Education" defines a characteristic."""

@@ -250,7 +250,7 @@ def _apart(kids: list[int], names: list[int], named: dict[int, str | None]) -> l
 
 
 def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, str | None],
-          apart: dict[int, bool], tags: dict[int, str | None]) -> list[ListOf]:
+          apart: dict[int, bool], tags: dict[int, str | None], numbers: dict[int, int | None]) -> list[ListOf]:
     """Split one parent's children into lists: all its run-ins/rows, and headings grouped by shared labels.
     `apart`: children that are in no list (see find_lists)."""
     out: list[ListOf] = []
@@ -276,12 +276,36 @@ def _runs(kids: list[int], labels: dict[int, frozenset[str]], named: dict[int, s
             groups.append((own, [k]))
     runs = [m for _, m in groups if len(m) >= MIN_MEMBERS]
     out.extend(ListOf(None, part, False) for run in runs for part in _by_tag(run, tags))
-    # Headings that share no labels share no shape, unless their tag lines name one kind.
+    # Headings that share no labels share no shape, unless their tag lines name one kind, or their titles
+    # number them one after another ("1. Bounty Hunter", "2. Croaker", ...).
     for kind in {tags[k] for k in bare} - {None}:
         part = [k for k in bare if tags[k] == kind]
         if len(part) >= MIN_MEMBERS:
             out.append(ListOf(None, part, False))
+    out.extend(ListOf(None, run, False) for run in _numbered_runs([k for k in bare if tags[k] is None], numbers))
     return out
+
+
+def _numbered_runs(heads: list[int], numbers: dict[int, int | None]) -> list[list[int]]:
+    """Runs of MIN_MEMBERS or more headings whose titles count up one by one from their first."""
+    runs: list[list[int]] = []
+    for k in heads:
+        n = numbers[k]
+        if n is None:
+            continue
+        if runs and numbers[runs[-1][-1]] == n - 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return [run for run in runs if len(run) >= MIN_MEMBERS]
+
+
+_NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+\S")
+
+
+def _title_number(title: str) -> int | None:
+    m = _NUMBERED.match(title)
+    return int(m.group(1)) if m else None
 
 
 def is_marker(node: Any, labels: frozenset[str]) -> bool:
@@ -330,6 +354,7 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
     named = {n.index: n.entry.origin if n.entry.origin in genre.NAME_ORIGINS else None for n in nodes}
     labels = _Labels(nodes, named)
     tags = {n.index: tag_type(n.entry) for n in nodes}
+    numbers = {n.index: None if named[n.index] else _title_number(n.entry.title) for n in nodes}
     # A heading that names a kind ("Bard Subclasses", "Weapons") heads a run, and a field's name ("Range",
     # "Damage", "Cost") defines a rule term: neither is a member of a list of things (a run-in may well
     # end in a kind word: "Rust Monster").
@@ -344,7 +369,7 @@ def find_lists(nodes: list[Any]) -> tuple[list[ListOf], dict[int, frozenset[str]
             by_parent.setdefault(n.entry.parent, []).append(n.index)
     lists: list[ListOf] = []
     for parent in sorted(by_parent, key=lambda p: -1 if p is None else p):
-        here = _runs(by_parent[parent], labels, named, apart, tags)
+        here = _runs(by_parent[parent], labels, named, apart, tags, numbers)
         _extend_by_markers(nodes, by_parent[parent], here, labels, named, apart)
         for lst in here:
             lst.parent = parent

@@ -23,7 +23,7 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # a rule, pandoc superscripts and block-scalar titles, a cost in points is no price, backslash escapes and
 # bracketed spans read as text; x5: numbers before a table's name column are its values, a random table
 # printed in two halves gives both halves' rows, "d%" is a die, a kind named before a list word
-# ("Spell Descriptions") types the headings under it).
+# ("Spell Descriptions") types the headings under it, headings numbered one after another are one list).
 EXTRACT_VERSION = "x5"
 
 
