@@ -475,6 +475,29 @@ def test_numbers_before_the_name_and_a_random_table_printed_in_two_halves(tmp_pa
     assert rows["Kettlewright"] == ("Kettlewright\nd6: 4", "background")
 
 
+def test_aligned_delimiter_rows_and_what_a_column_header_says(tmp_path):
+    """A delimiter row of ":--" and ":-:" cells is no text. Rows under "Weapon | Damage | AP/HP" are weapons,
+    though they print damage and (an object's) hit points; a table of hit locations in a creature's section is
+    its parts, not armour, though the section's title ends in "Armor"; "Armor Values" heads no armour."""
+    from gmtool.index.classify import classify
+
+    doc = extract_markdown(write(tmp_path, "w.md", (
+        "# Combat\n\n## Sample Melee Weapons\n\n| Weapon | Damage | Size | AP/HP |\n| :-- | :-: | :-: | :-: |\n"
+        "| Axe | 1d6+1 | M | 4/8 |\n| Broadsword | 1d8 | M | 6/10 |\n| Club | 1d6 | M | 4/4 |\n\n"
+        "# Creatures\n\n## Sample Creatures\n\n### Giant Ant\n\nSTR 20, CON 12, SIZ 16, DEX 11, INT 2.\n"
+        "Hit Points 12, Armor 4, Bite (1d6) damage.\n\n#### Hit Locations & Armor\n\n| 1d20 | Location | AP/HP |\n"
+        "| :-: | :-- | :-: |\n| 1-3 | Right Leg | 4/6 |\n| 4-6 | Left Leg | 4/6 |\n| 7-9 | Abdomen | 4/7 |\n"
+        "| 10-20 | Head | 4/6 |\n\n# Powers\n\n## Animation\n\nAnimate a construct of some material, at a cost.\n\n"
+        "| Armor Values | Power Point Cost |\n| :-- | :-: |\n| Soft Wood | 2 |\n| Hard Wood | 4 |\n| Hard Metal | 8 |\n"
+    )))
+    classify(doc)
+    got = {e.title: e.content_type for e in doc.entries}
+    assert [got[n] for n in ("Axe", "Broadsword", "Club")] == ["item"] * 3
+    assert got["Giant Ant"] == "monster" and {got[n] for n in ("Right Leg", "Abdomen", "Head")} == {None}
+    assert "item" not in {got[n] for n in ("Soft Wood", "Hard Metal")}
+    assert not any(":-" in e.body for e in doc.entries)
+
+
 def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path):
     """A pandoc export: front matter whose title is a YAML block with a cover image before the name, "13^th^"
     superscripts, and an image's `{width=…}` attributes: the title reads "13th Age Archmage Engine"."""

@@ -599,7 +599,11 @@ def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
     # Shield" with AP/HP is still gear)
     kind = genre.context_of(t)
     listing = kind is not None and not (kind == "monster" and genre.one_creature(t) and lists.own_block(node))
-    if not listing and genre.has_stat_shape(f"{e.title} {tags}", e.body) and not genre.has_price(e.title):
+    # a row under a column header naming another kind ("Weapon | Damage | AP/HP") is that kind, whatever its
+    # damage and hit points (an object's)
+    header = _memo(node, "header", lambda: _header_type(nodes, node)) if e.origin == "row" else None
+    if (not listing and header in (None, "monster") and genre.has_stat_shape(f"{e.title} {tags}", e.body)
+            and not genre.has_price(e.title)):
         return "monster"
     if genre.describes_state(t, e.body):
         return "condition"
@@ -830,6 +834,8 @@ def _list_pass(st: Steps, weights: lists.Weights) -> tuple[dict[int, str], set[i
             continue
         p = lst.parent
         ptype = None if p is None else out.get(p, st.weak[p])
+        if p is not None and _in_entity(st, p, out):
+            continue  # a table under a section of a monster ("Hit Locations & Armor"): the monster's parts
         if p is not None and ptype not in (None, "rule"):
             whole = lst.features[t]["lab_full"] >= lists.FULL_LIST or lst.features[t]["own"] >= lists.FULL_LIST
             if not (whole and ptype == t):
@@ -841,6 +847,20 @@ def _list_pass(st: Steps, weights: lists.Weights) -> tuple[dict[int, str], set[i
         if p is not None:
             holders.add(p)
     return out, holders
+
+
+# Entities whose sections hold their own parts, not lists of other things (a class's sections may list its
+# subclasses).
+_PART_HOLDERS = frozenset({"monster", "item", "spell"})
+
+
+def _in_entity(st: Steps, p: int, out: dict[int, str]) -> bool:
+    """Whether the list's parent is an untyped section of a monster, an item or a spell."""
+    node = st.nodes[p]
+    if out.get(p, st.weak[p]) is not None or not node.ancestors:
+        return False
+    a = node.ancestors[0]
+    return out.get(a, st.weak[a]) in _PART_HOLDERS
 
 
 def _named_elsewhere(st: Steps, by_list: dict[int, str]) -> dict[int, set[str]]:

@@ -144,10 +144,15 @@ def one_creature(title: str) -> bool:
     return bool(_ONE_CREATURE.search(title))
 
 
+_MEASURE = re.compile(r"^\w+ (?:values?|points?|class|rating|bonus|penalty|modifiers?|dm)\b")
+
+
 def header_type(line: str) -> str | None:
     """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
     h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()
     h = re.sub(r"^(?:\d*d\d+|roll)\s+", "", h)  # a roll column comes first: "d10 origin"
+    if _MEASURE.match(h):
+        return None  # "Armor Values", "Armor Class": a column of numbers about the kind, not names of it
     for t, rx in HEADER.items():
         if rx.match(h):
             return t

@@ -23,7 +23,9 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # a rule, pandoc superscripts and block-scalar titles, a cost in points is no price, backslash escapes and
 # bracketed spans read as text; x5: numbers before a table's name column are its values, a random table
 # printed in two halves gives both halves' rows, "d%" is a die, a kind named before a list word
-# ("Spell Descriptions") types the headings under it, headings numbered one after another are one list).
+# ("Spell Descriptions") types the headings under it, headings numbered one after another are one list,
+# a delimiter row of ":-:" cells, rows under a header naming another kind are no monsters, a table in a
+# section of a monster is its parts).
 EXTRACT_VERSION = "x5"
 
 

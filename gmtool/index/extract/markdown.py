@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gmtool.index.extract import mdgrid, mdmarkup, mdnotes
 from gmtool.index.extract.labels import drop_template_rows, fold_labels
-from gmtool.index.extract.mdrows import drop_index_rows, field_tables, table_rows
+from gmtool.index.extract.mdrows import TABLE_SEP, drop_index_rows, field_tables, table_rows
 from gmtool.index.extract.mdrunin import runins
 from gmtool.index.extract.sections import MAX_ENTRIES, EntryList, entries_capped
 from gmtool.index.extract.titles import clean_title, split_tags
@@ -40,7 +40,7 @@ _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$"
 _MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_^\\]")
 _FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker line (```statblock): markup, not text
 _BLANK_RUN = re.compile(r"\n{3,}")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TABLE_SEP = TABLE_SEP
 _GENERIC_TITLES = re.compile(
     r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|index|introduction|preface|foreword)$",
     re.IGNORECASE,

@@ -18,7 +18,9 @@ from gmtool.index.extract.inline import DIE_HEADER, namelike, norm
 from gmtool.index.lists import field_meaning
 from gmtool.types import Entry
 
-_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# A table's delimiter row: cells of dashes, each perhaps with an alignment colon (":--", ":-:", "---").
+TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_SEP = TABLE_SEP
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 # A number in a name column's cell: cells that differ only in theirs ("TL 7", "TL 8"; "+9 vs. AC", "+10 vs.
 # AC"; "+1 level", "+2 levels") are the steps of a scale, not names of things.
