@@ -61,7 +61,11 @@ Tried after the feedback change (FEEDBACK_NOTE) and not kept, bench/ask_sets.py 
   5.021, even 4.811) and 8.864, noise;
 - book-level evidence (each entry gains 0.1-0.2 x its book's mean of its three or five best fused scores,
   over the best book's), so a question about one game leans to that game's book: 4.871-4.888, every
-  multi-book row lower (dev_ask on the 15-book library 0.818 -> 0.813); unseen books unchanged (one book each).
+  multi-book row lower (dev_ask on the 15-book library 0.818 -> 0.813); unseen books unchanged (one book each);
+- an entity's similarity as its best window plus 0.1 / 0.25 x its second best (evidence in more than one place):
+  odd 5.049 / 5.061 but even 4.777 / 4.659 and unseen 8.937 -> 8.684 / 8.406 (fitting, not transfer);
+- `ask`'s typed prior (w_typed) for entities only, not rules: 4.922 (md-more on all+md 0.407 -> 0.429) but
+  unseen 8.904 -> 8.837 (13th Age and Cepheus each lose an answer).
 """
 
 from __future__ import annotations
