@@ -603,6 +603,25 @@ def test_headings_numbered_one_after_another_are_one_list():
     assert [got[t] for t in ("1. Bounty Hunter", "2. Croaker", "3. Highborn", "4. Smuggler")] == ["class"] * 4
 
 
+def test_value_first_stat_lines_with_a_weapon_and_what_they_do_not_make():
+    """"4 HP, 12 STR, 5 DEX, 6 WIL, tusks (d6+d6)" is a creature's stat line wherever it sits (here under a
+    place); one in square brackets inside an item's text is a summoned creature's; a creature printed one
+    level too high, over the next creatures, is not a monster holding them as parts."""
+    doc = doc_of(("Forest Seeds", 1, "Places in the woods."), ("8 - Black Mass", 2, "A ruined chapel in the trees."),
+                 ("Boar", 3, "4 HP, 12 STR, 5 DEX, 6 WIL, tusks (d6+d6)"),
+                 ("Wood Troll", 3, "12 HP, 16 STR, 8 DEX, 6 WIL, claws (d8)\n- Regrows lost limbs overnight."),
+                 ("Reliquary", 1, "Relics of the woods."), ("Gossip Box, 1 charge", 2, "Hear what was said here."),
+                 ("Jar of Ants", 2, "Break to release a colony of fire ants [6 HP, 2 STR, 10 DEX, 1 WIL, bite (d10)]."),
+                 ("Eyestone, 3 charges", 2, "See through walls for a moment."),
+                 ("Red Cap", 1, "6 HP, 6 STR, 12 DEX, 8 WIL, dual sickles (d6+d6)"),
+                 ("Reptilian", 2, "5 HP, 10 STR, 12 DEX, 6 WIL, bite (d6)"),
+                 ("Root Goblin", 2, "3 HP, 8 STR, 14 DEX, 8 WIL, spear (d6)"))
+    got = types(doc)
+    assert got["Boar"] == got["Wood Troll"] == "monster"
+    assert got["Jar of Ants"] != "monster" and got["Red Cap"] != "monster"
+    assert got["Reptilian"] == got["Root Goblin"] == "monster"
+
+
 def test_a_rule_defining_instinct_is_no_monster():
     """"Instinct: To hunt" is a monster's drive; "Instinct: Instinct is the animal equivalent of
     Education" defines a characteristic."""

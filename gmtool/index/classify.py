@@ -80,6 +80,7 @@ ROOT_SHARE = 0.5
 ROOT_MIN_ENTRIES = 10  # below this a share says nothing
 # Prose of a rule section: shorter bodies are captions or labels.
 RULE_MIN_BODY = 40
+CREATURE_KIDS = 5  # _holds_creatures reads this many child headings
 # A class described in its chapter runs to a few paragraphs at least.
 CLASS_MIN_BODY = 200
 _ROLL_CELL = re.compile(r"^\d+(?:\s*[-\u2013\u00ad]\s*\d+)?\s+")
@@ -603,11 +604,19 @@ def _genre_shape(nodes: list[_Node], node: _Node) -> str | None:
     # damage and hit points (an object's)
     header = _memo(node, "header", lambda: _header_type(nodes, node)) if e.origin == "row" else None
     if (not listing and header in (None, "monster") and genre.has_stat_shape(f"{e.title} {tags}", e.body)
-            and not genre.has_price(e.title)):
+            and not genre.has_price(e.title) and not _holds_creatures(nodes, node)):
         return "monster"
     if genre.describes_state(t, e.body):
         return "condition"
     return None
+
+
+def _holds_creatures(nodes: list[_Node], node: _Node) -> bool:
+    """Headings with stat blocks of their own below it: a creature set one level too high ("# Red Cap" above
+    "## Reptilian", "## Root Goblin", ...) heads the ones after it only by mistake, and is no monster whose
+    parts they are (a stat block's "Actions" prints none)."""
+    kids = [nodes[c] for c in node.children if nodes[c].entry.origin not in genre.NAME_ORIGINS][:CREATURE_KIDS]
+    return sum(genre.has_stat_shape(k.entry.title, k.entry.body) for k in kids) >= 2
 
 
 def _genre_type(nodes: list[_Node], node: _Node, types: list[str | None]) -> str | None:

@@ -81,7 +81,9 @@ _HP = re.compile(r"\b\d+\s*(?:hp|hit points)\b|\b(?:hp|hit points|hd|hit dice)\s
 _DEFENCE = re.compile(
     r"\b\d+\s*armou?r\b|\b(?:ac|armou?r class|armou?r|defen[cs]e)\s*:?\s*\d+|\bhd\s*:?\s*\d", re.IGNORECASE
 )
-_ATTACK = re.compile(r"\(\s*[bw]?\[?\d*d\d+[^)]*damage|\bdamage\s*:?\s*\d*d\d+|\bmorale\s*:?\s*\d", re.IGNORECASE)
+_ATTACK = re.compile(r"\(\s*[bw]?\[?\d*d\d+[^)]*damage|\bdamage\s*:?\s*\d*d\d+|\bmorale\s*:?\s*\d"
+                     r"|,\s*[a-z][a-z ]{1,20}\(\s*\d*d\d+(?:\s*\+\s*\d*d?\d+)?\s*\)", re.IGNORECASE)
+# (the last: a weapon after a comma in a value-first stat line, "6 HP, 12 STR, 5 DEX, tusks (d6+d6)")
 # a monster's drive ("Instinct: To devour"), not a rule defining the word ("Instinct: Instinct is the animal's...")
 _INSTINCT = re.compile(r"(?:^|\n|[.!?\"”]\s)instinct\s*:\s*(?!instinct\b)\w", re.IGNORECASE)
 # Priced or weighed like gear: "15 coins", "50 gp", "2 weight", "Cost: 5", "costs Cr200" (a currency's
@@ -166,9 +168,14 @@ def hp_and_defence(body: str) -> bool:
     return bool(_HP.search(head) and _DEFENCE.search(head))
 
 
+# A stat line in square brackets inside prose is another creature's ("Break to release fire ants [6 HP, 2 STR,
+# bite (d10)]"), not the entry's own.
+_BRACKETED = re.compile(r"\[[^\]\n]{0,200}\]")
+
+
 def has_stat_shape(title_tags: str, body: str) -> bool:
     """A stat block of any system: hit points with armour/attacks, or an NPC's instinct line."""
-    head = f"{title_tags}\n{body[:400]}"
+    head = _BRACKETED.sub(" ", f"{title_tags}\n{body[:400]}")
     if folded_has(head, "hp", "hit", "hd") and _HP.search(head) and (_DEFENCE.search(head) or _ATTACK.search(head)):
         return True
     return folded_has(body[:1500], "instinct") and bool(_INSTINCT.search(body[:1500]))
