@@ -498,6 +498,24 @@ def test_aligned_delimiter_rows_and_what_a_column_header_says(tmp_path):
     assert not any(":-" in e.body for e in doc.entries)
 
 
+def test_a_bold_name_with_a_long_description_in_its_cell(tmp_path):
+    """"**Molotov Cocktail** (sets area alight, causing d6 continued damage until put out) | $50": the cell is
+    too long for a name; its bold lead is the name and the parentheses its text. A short cell stays whole."""
+    from gmtool.index.classify import classify
+
+    doc = extract_markdown(write(tmp_path, "g.md", (
+        "# Gear\n\n## Specialty Items\n\n| Item | Cost |\n| --- | --- |\n"
+        "| **Molotov Cocktail** (sets area alight, causing d6 continued damage until put out) | $50 |\n"
+        "| **Flashbang** (blast, temporarily blinds those who fail a DEX save) | $100 |\n"
+        "| **Stims** (immediate recovery from critical damage, +1d4 temporary DEX) | $100 |\n"
+        "| **Pistol** (d6 damage) | $200 |\n"
+    )))
+    classify(doc)
+    rows = {e.title: (e.body, e.content_type) for e in doc.entries if e.origin == "row"}
+    assert sorted(rows) == ["Flashbang", "Molotov Cocktail", "Pistol (d6 damage)", "Stims"]
+    assert rows["Stims"] == ("Stims\n(immediate recovery from critical damage, +1d4 temporary DEX); Cost: $100", "item")
+
+
 def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path):
     """A pandoc export: front matter whose title is a YAML block with a cover image before the name, "13^th^"
     superscripts, and an image's `{width=…}` attributes: the title reads "13th Age Archmage Engine"."""

@@ -25,7 +25,8 @@ from gmtool.types import SUPPORTED_SUFFIXES, Document
 # printed in two halves gives both halves' rows, "d%" is a die, a kind named before a list word
 # ("Spell Descriptions") types the headings under it, headings numbered one after another are one list,
 # a delimiter row of ":-:" cells, rows under a header naming another kind are no monsters, a table in a
-# section of a monster is its parts, a value-first stat line ending in a weapon is a creature's).
+# section of a monster is its parts, a value-first stat line ending in a weapon is a creature's, a bold
+# name leads a table cell too long for a name).
 EXTRACT_VERSION = "x5"
 
 

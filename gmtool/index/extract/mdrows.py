@@ -97,6 +97,12 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     alone_ok = bool(halves) and (genre.header_type(header[col] if len(header) > col else "") is not None
                                  or genre.context_of(norm(heading), singular=True) is not None)
     names = [c[col] if len(c) > col + 1 or (len(c) == col + 1 and alone_ok) else "" for _, c in rows]
+    if not halves:  # "**Molotov Cocktail** (sets area alight, causing d6 continued damage until put out)", too
+        # long for a name: the bold lead is the name and the parentheses its text
+        leads = [_bold_lead(lines[i], col) for i, _ in rows]
+        rows = [(i, [*c[:col], lead[1], *c[col + 1:]]) if lead and n and not namelike(n) else (i, c)
+                for (i, c), n, lead in zip(rows, names, leads, strict=True)]
+        names = [lead[0] if lead and n and not namelike(n) else n for n, lead in zip(names, leads, strict=True)]
     if _steps(names) or (len(header) > col and _SCALE.match(header[col])):
         return []  # a key column of one scale's steps (a technology level, a rank): a progression, no list
     good = [n for n in names if namelike(n)]
@@ -110,7 +116,9 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     for (i, cells), name in zip(rows, names, strict=True):
         if not namelike(name):
             continue
-        pairs = [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
+        lead = cells[col] if cells[col] != name else ""  # the rest of a bold-led name cell
+        pairs = [lead] if lead else []
+        pairs += [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
                                                            strict=False) if v]
         if die:  # the roll that picks it: a random table's row names an idea to roll for (genre.roll_result)
             pairs[:0] = [f"{h}: {v}" for h, v in zip(header[:col], cells[:col], strict=False)]
@@ -118,6 +126,21 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
             pairs[:0] = [f"{h}: {v}" for h, v in zip(header[:col], cells[:col], strict=False) if h and v]
         out.append(Row(i, name, name + "\n" + "; ".join(pairs)))
     return out
+
+
+_BOLD_LEAD = re.compile(r"^\s*(\*\*|__)([^*_|]{2,48}?)\1\s*(\(.*)$")
+
+
+def _bold_lead(line: str, col: int) -> tuple[str, str] | None:
+    """(name, rest) of a row's name cell that opens with a bold name and goes on in parentheses ("**Stims**
+    (immediate recovery…)"): the parentheses describe the thing the bold name names."""
+    raw = line.strip().strip("|").split("|")
+    m = _BOLD_LEAD.match(raw[col]) if len(raw) > col else None
+    if m is None:
+        return None
+    name = " ".join(mdmarkup.inline_text(m.group(2)).split())
+    rest = " ".join(mdmarkup.inline_text(m.group(3)).replace("*", "").split())
+    return (name, rest) if namelike(name) else None
 
 
 def _roll_columns(cells: list[list[str]]) -> int:
