@@ -147,7 +147,7 @@ def _roll_columns(cells: list[list[str]]) -> int:
     """How many leading columns hold only rolls or numbers ("d6 | d6 | Background", "HP | Pips |
     Background"): the name column is the one after them."""
     n = 0
-    while all(len(c) > n + 1 and _ROLL.match(c[n]) for c in cells):
+    while cells and all(len(c) > n + 1 and _ROLL.match(c[n]) for c in cells):
         n += 1
     return n
 
