@@ -97,12 +97,12 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     alone_ok = bool(halves) and (genre.header_type(header[col] if len(header) > col else "") is not None
                                  or genre.context_of(norm(heading), singular=True) is not None)
     names = [c[col] if len(c) > col + 1 or (len(c) == col + 1 and alone_ok) else "" for _, c in rows]
-    if not halves:  # "**Molotov Cocktail** (sets area alight, causing d6 continued damage until put out)", too
-        # long for a name: the bold lead is the name and the parentheses its text
-        leads = [_bold_lead(lines[i], col) for i, _ in rows]
-        rows = [(i, [*c[:col], lead[1], *c[col + 1:]]) if lead and n and not namelike(n) else (i, c)
-                for (i, c), n, lead in zip(rows, names, leads, strict=True)]
-        names = [lead[0] if lead and n and not namelike(n) else n for n, lead in zip(names, leads, strict=True)]
+    for k, ((i, c), n) in enumerate(zip(rows, names, strict=True)):
+        # "**Molotov Cocktail** (sets area alight, causing d6 continued damage until put out)", too long for a
+        # name: the bold lead is the name and the parentheses its text
+        lead = _bold_lead(lines[i], col) if n and not halves and not namelike(n) else None
+        if lead is not None:
+            names[k], rows[k] = lead[0], (i, [*c[:col], lead[1], *c[col + 1:]])
     if _steps(names) or (len(header) > col and _SCALE.match(header[col])):
         return []  # a key column of one scale's steps (a technology level, a rank): a progression, no list
     good = [n for n in names if namelike(n)]
