@@ -116,8 +116,8 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     for (i, cells), name in zip(rows, names, strict=True):
         if not namelike(name):
             continue
-        lead = cells[col] if cells[col] != name else ""  # the rest of a bold-led name cell
-        pairs = [lead] if lead else []
+        rest = cells[col] if cells[col] != name else ""  # the rest of a bold-led name cell
+        pairs = [rest] if rest else []
         pairs += [f"{h}: {v}" if h else v for h, v in zip(header[col + 1:] or [""] * len(cells), cells[col + 1:],
                                                            strict=False) if v]
         if die:  # the roll that picks it: a random table's row names an idea to roll for (genre.roll_result)
