@@ -516,6 +516,22 @@ def test_a_bold_name_with_a_long_description_in_its_cell(tmp_path):
     assert rows["Stims"] == ("Stims\n(immediate recovery from critical damage, +1d4 temporary DEX); Cost: $100", "item")
 
 
+def test_a_bold_name_and_its_text_in_a_random_tables_one_cell(tmp_path):
+    """"5 | **Mirror World:** Everything seemed okay at first…": a table of one described cell per roll names a
+    thing in bold and describes it; the text is the entry's own. "**Book**, blank" stays a name as printed."""
+    doc = extract_markdown(write(tmp_path, "f.md", (
+        "# Stress\n\n## Fallout\n\n| | Stress Fallout Tables |\n| --- | --- |\n"
+        "| 1 | **Paranoia:** Is it paranoia if the worries are completely reasonable? You watch the door. |\n"
+        "| 2 | **Mirror World:** Everything seemed okay at first, but now the world in the mirror is different. |\n"
+        "| 3 | **Odd:** You adopt an odd behavior that makes others uncomfortable when you resist it. |\n\n"
+        "## Gear\n\n| Item | Price |\n| --- | --- |\n| **Book**, blank | 300p |\n| **Caltrops**, bag | 10p |\n"
+        "| Lantern | 50p |\n"
+    )))
+    rows = {e.title: e.body for e in doc.entries if e.origin == "row"}
+    assert sorted(rows) == ["Book, blank", "Caltrops, bag", "Lantern", "Mirror World", "Odd", "Paranoia"]
+    assert rows["Mirror World"].startswith("Mirror World\nEverything seemed okay at first")
+
+
 def test_pandoc_markup_a_block_scalar_title_superscripts_and_attributes(tmp_path):
     """A pandoc export: front matter whose title is a YAML block with a cover image before the name, "13^th^"
     superscripts, and an image's `{width=…}` attributes: the title reads "13th Age Archmage Engine"."""

@@ -99,8 +99,9 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     names = [c[col] if len(c) > col + 1 or (len(c) == col + 1 and alone_ok) else "" for _, c in rows]
     for k, ((i, c), n) in enumerate(zip(rows, names, strict=True)):
         # "**Molotov Cocktail** (sets area alight, causing d6 continued damage until put out)", too long for a
-        # name: the bold lead is the name and the parentheses its text
-        lead = _bold_lead(lines[i], col) if n and not halves and not namelike(n) else None
+        # name: the bold lead is the name and the rest its text, which is then all the row needs beside it
+        # ("5 | **Mirror World:** Everything seemed okay at first…")
+        lead = _bold_lead(lines[i], col) if len(c) > col and not halves and not namelike(n) else None
         if lead is not None:
             names[k], rows[k] = lead[0], (i, [*c[:col], lead[1], *c[col + 1:]])
     if _steps(names) or (len(header) > col and _SCALE.match(header[col])):
@@ -128,18 +129,20 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     return out
 
 
-_BOLD_LEAD = re.compile(r"^\s*(\*\*|__)([^*_|]{2,48}?)\1\s*(\(.*)$")
+# A bold name, then its text: in parentheses, or after a colon or full stop inside or right after the bold
+# ("**Stims** (immediate recovery…)", "**Mirror World:** Everything seemed okay at first…").
+_BOLD_LEAD = re.compile(r"^\s*(\*\*|__)([^*_|]{2,48}?)([.:])?\1\s*(\(.*|(?(3)|[.:])\s*\S.*)$")
 
 
 def _bold_lead(line: str, col: int) -> tuple[str, str] | None:
-    """(name, rest) of a row's name cell that opens with a bold name and goes on in parentheses ("**Stims**
-    (immediate recovery…)"): the parentheses describe the thing the bold name names."""
+    """(name, rest) of a row's name cell that opens with a bold name and goes on with its description, in
+    parentheses or as a run-in's text: the rest describes the thing the bold name names."""
     raw = line.strip().strip("|").split("|")
     m = _BOLD_LEAD.match(raw[col]) if len(raw) > col else None
     if m is None:
         return None
     name = " ".join(mdmarkup.inline_text(m.group(2)).split())
-    rest = " ".join(mdmarkup.inline_text(m.group(3)).replace("*", "").split())
+    rest = " ".join(mdmarkup.inline_text(m.group(4).lstrip(".:")).replace("*", "").split())
     return (name, rest) if namelike(name) else None
 
 
