@@ -215,3 +215,15 @@ def test_a_state_its_own_text_puts_characters_in_is_a_condition():
     )
     got = types(doc)
     assert got["Paralysed"] == "condition" and got["Blocking"] == "rule"
+
+
+def test_a_header_of_numbers_about_a_kind_names_no_kind() -> None:
+    """"Armor Values" heads a column of numbers, not of armour; "Item | Value" still names items (the measure must
+    be the whole first cell, and only a Markdown header row shows where that cell ends)."""
+    from gmtool.index import genre
+
+    assert genre.header_type("Armor Values  Power Point Cost") is None
+    assert genre.header_type("Armor Class  Cost") is None
+    assert genre.header_type("Item  Value  Weight") == "item"
+    assert genre.header_type("Item Value Weight") == "item"
+    assert genre.header_type("Armor  Cost") == "item"

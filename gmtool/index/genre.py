@@ -146,14 +146,15 @@ def one_creature(title: str) -> bool:
     return bool(_ONE_CREATURE.search(title))
 
 
-_MEASURE = re.compile(r"^\w+ (?:values?|points?|class|rating|bonus|penalty|modifiers?|dm)\b")
+_MEASURE = re.compile(r"\w+ (?:values?|points?|class|rating|bonus|penalty|modifiers?|dm)")
 
 
 def header_type(line: str) -> str | None:
     """The type a table's first column header names ("creature", "item", "d10 origin" is none)."""
     h = re.sub(r"[^a-z0-9]+", " ", line.lower()).strip()
     h = re.sub(r"^(?:\d*d\d+|roll)\s+", "", h)  # a roll column comes first: "d10 origin"
-    if _MEASURE.match(h):
+    cells = re.split(r"\s{2,}", line.strip().lower())  # a Markdown table's header row: cells two spaces apart
+    if len(cells) > 1 and _MEASURE.fullmatch(re.sub(r"[^a-z0-9]+", " ", cells[0]).strip()):
         return None  # "Armor Values", "Armor Class": a column of numbers about the kind, not names of it
     for t, rx in HEADER.items():
         if rx.match(h):
