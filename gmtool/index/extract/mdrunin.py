@@ -12,6 +12,14 @@ line, or a blank line and its text): a heading set in bold, as exports from word
 wikis print them. Its text runs on to the next such name or run-in, or the next heading, so a
 creature's bullet lines stay with it. One that opens its section's text and runs to its end is the
 section's subtitle ("### Rations", then "**Food for the road**"), not an entry of its own.
+
+Measured and not kept: list items that open with a bold name ("- **ECM Array**: Electronic counter-measures…",
+"1. **Clairvoyance**: You can see…") as run-ins, on answer keys of eight Markdown books no development set holds.
+All of them, and then only runs of three or more such items whose names no heading or paragraph run-in
+prints: about 20 more gold names found, but outcome and column definitions ("Success", "Failure", "Type",
+"Hands") were typed spell or item by their chapter, Plerion's implant rows lost their item type to run-ins
+of the same name, and the Cypher SRD's summary lists ("* **Dog:** level 2") hid its run-in creatures (a name
+printed twice is a label). Names in list items stay text of their section.
 """
 
 from __future__ import annotations
