@@ -40,7 +40,6 @@ _ONLY_MARKUP = re.compile(r"^(\s*(</?[A-Za-z][^<>]*>|\{\{[<%].*?[>%]\}\}))+\s*$"
 _MARKUP_CHAR = re.compile(r"[<>{|&\[\]*_^\\]")
 _FENCE_LINE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")  # a code fence's marker line (```statblock): markup, not text
 _BLANK_RUN = re.compile(r"\n{3,}")
-_TABLE_SEP = TABLE_SEP
 _GENERIC_TITLES = re.compile(
     r"^(legal( information)?|licen[cs]e|credits|(table of )?contents|index|introduction|preface|foreword)$",
     re.IGNORECASE,
@@ -97,13 +96,13 @@ def clean_body(lines: list[str]) -> str:
         if stripped.startswith(("<", "{{")) and _ONLY_MARKUP.match(stripped):
             continue  # `<div class=…>`, `</div>`, `{{< hint >}}`: wrappers, not text
         if stripped.startswith("|") or (stripped.endswith("|") and stripped.count("|") >= 2):
-            if _TABLE_SEP.match(stripped):
+            if TABLE_SEP.match(stripped):
                 continue
             cells = [mdmarkup.inline_text(c).strip() for c in stripped.strip("|").split("|")]
             line = "  ".join(c for c in cells if c)
             if not line:
                 continue
-        elif "|" in stripped and _TABLE_SEP.match(stripped):
+        elif "|" in stripped and TABLE_SEP.match(stripped):
             continue
         elif "<" in line or "&" in line or "{{" in line or "[" in line or "^" in line:
             line = mdmarkup.inline_text(line, br="\n")

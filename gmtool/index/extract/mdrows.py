@@ -20,7 +20,6 @@ from gmtool.types import Entry
 
 # A table's delimiter row: cells of dashes, each perhaps with an alignment colon (":--", ":-:", "---").
 TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-_SEP = TABLE_SEP
 _ROLL = re.compile(r"^(\d*d\d+|\d+(\s*[-\u2013]\s*\d+)?\+?|[-\u2013])$", re.IGNORECASE)
 # A number in a name column's cell: cells that differ only in theirs ("TL 7", "TL 8"; "+9 vs. AC", "+10 vs.
 # AC"; "+1 level", "+2 levels") are the steps of a scale, not names of things.
@@ -50,9 +49,14 @@ def _is_row(line: str) -> bool:
     return s.startswith("|") or (s.endswith("|") and s.count("|") >= 2)
 
 
+def _raw_cells(line: str) -> list[str]:
+    """A pipe row's cells as written, markup and all."""
+    return line.strip().strip("|").split("|")
+
+
 def _cells(line: str) -> list[str]:
     return [" ".join(mdmarkup.inline_text(mdmarkup.ESCAPED.sub(r"\1", c)).replace("*", "").replace("_", " ").split())
-            for c in line.strip().strip("|").split("|")]
+            for c in _raw_cells(line)]
 
 
 def _blocks(lines: list[str], start: int) -> list[list[int]]:
@@ -74,7 +78,7 @@ def _table(lines: list[str], block: list[int], heading: str = "") -> list[Row]:
     heading above it."""
     if len(block) < _MIN_ROWS + 1:
         return []
-    seps = {i for i in block if _SEP.match(lines[i])}
+    seps = {i for i in block if TABLE_SEP.match(lines[i])}
     by_line = {i: _cells(lines[i]) for i in block if i not in seps}  # each line's cells, once
     block = [i for i in block if i in seps or any(by_line[i])]
     header: list[str] = []
@@ -137,7 +141,7 @@ _BOLD_LEAD = re.compile(r"^\s*(\*\*|__)([^*_|]{2,48}?)([.:])?\1\s*(\(.*|(?(3)|[.
 def _bold_lead(line: str, col: int) -> tuple[str, str] | None:
     """(name, rest) of a row's name cell that opens with a bold name and goes on with its description, in
     parentheses or as a run-in's text: the rest describes the thing the bold name names."""
-    raw = line.strip().strip("|").split("|")
+    raw = _raw_cells(line)
     m = _BOLD_LEAD.match(raw[col]) if len(raw) > col else None
     if m is None:
         return None
@@ -182,7 +186,7 @@ _BOLD_CELL = re.compile(r"^(\*\*|__)[^*_]+\1$")
 
 def _bold_row(line: str) -> bool:
     """Every filled cell set in bold: a header row that a converter wrote below an empty one."""
-    cells = [c.strip() for c in line.strip().strip("|").split("|") if c.strip()]
+    cells = [c.strip() for c in _raw_cells(line) if c.strip()]
     return len(cells) >= 2 and all(_BOLD_CELL.match(c) for c in cells)
 
 
@@ -197,7 +201,7 @@ def _as_fields(lines: list[str], block: list[int]) -> list[str] | None:
     "| Hit Points | 42 |", "| Senses | darkvision |"),
     or one row of short values under a header of labels ("| AC | HP | Speed |" over "| 13 | 42 | 40 ft. |").
     Its rows are then the section's fields, not things of their own."""
-    if len(block) < 3 or not _SEP.match(lines[block[1]]):
+    if len(block) < 3 or not TABLE_SEP.match(lines[block[1]]):
         return None
     header = _cells(lines[block[0]])
     rows = [_cells(lines[i]) for i in block[2:]]
